@@ -1,0 +1,90 @@
+"""The one place that builds heavy things: the Neo4j driver, the embedder, the vector index
+and the LLM, each once, on first use, from one :class:`~kgqa.settings.Settings`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgqa.errors import GraphUnavailable
+from kgqa.settings import Settings
+
+if TYPE_CHECKING:
+    import neo4j
+
+
+class Factory:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._driver: neo4j.Driver | None = None
+        self._cache: dict[str, Any] = {}
+
+    # -- Neo4j -----------------------------------------------------------------------------
+    def password(self) -> str:
+        s = self.settings.neo4j
+        if s.password:
+            return s.password
+        if s.managed:
+            from kgqa.graph.server import managed_password
+
+            return managed_password(self.settings)
+        raise GraphUnavailable(
+            f"no password for {s.effective_uri}: set NEO4J_PASSWORD (or neo4j.password in kgqa.toml)"
+        )
+
+    def driver(self) -> neo4j.Driver:
+        """A connected driver; every failure becomes one line naming the setting to fix."""
+        if self._driver is None:
+            self._driver = connect(self.settings, self.password())
+        return self._driver
+
+    def graph(self) -> Any:
+        if "graph" not in self._cache:
+            from kgqa.graph.neo4j_store import Neo4jStore
+
+            self._cache["graph"] = Neo4jStore(self.driver(), self.settings.neo4j.database)
+        return self._cache["graph"]
+
+    def close(self) -> None:
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
+
+    def __enter__(self) -> Factory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(settings: Settings, password: str) -> neo4j.Driver:
+    import neo4j
+    from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
+
+    s = settings.neo4j
+    uri = s.effective_uri
+    where = "NEO4J_URI" if s.uri else "neo4j.bolt_port (is the server up? `kgqa neo4j start`)"
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            uri, auth=(s.user, password), connection_timeout=s.connect_timeout
+        )
+    except (ConfigurationError, ValueError) as e:
+        raise GraphUnavailable(f"invalid Neo4j URI {uri!r} ({e}); fix NEO4J_URI") from e
+    try:
+        driver.verify_connectivity()
+        driver.execute_query("RETURN 1", database_=s.database)
+    except AuthError as e:
+        driver.close()
+        raise GraphUnavailable(
+            f"Neo4j at {uri} refused user {s.user!r}: wrong password; fix NEO4J_PASSWORD"
+        ) from e
+    except (ServiceUnavailable, OSError) as e:
+        driver.close()
+        raise GraphUnavailable(f"Neo4j is not reachable at {uri}; check {where}") from e
+    except neo4j.exceptions.Neo4jError as e:
+        driver.close()
+        if "database" in str(e.message or "").lower():
+            raise GraphUnavailable(
+                f"Neo4j at {uri} has no database {s.database!r}; fix NEO4J_DATABASE"
+            ) from e
+        raise GraphUnavailable(f"Neo4j at {uri} failed: {e.message}") from e
+    return driver

@@ -1,0 +1,270 @@
+"""One ``Settings`` object for the whole system.
+
+Precedence, highest first: CLI overrides > environment (``KGQA_<SECTION>_<FIELD>``, plus the
+usual ``NEO4J_URI`` / ``NEO4J_USERNAME`` / ``NEO4J_PASSWORD`` / ``NEO4J_DATABASE`` and the
+shortcut ``KGQA_MODEL``) > config file (TOML; ``--config``, ``KGQA_CONFIG``, ``./kgqa.toml`` or
+``~/.config/kgqa/config.toml``) > defaults below.
+
+Each section is its own small frozen dataclass. Reading the environment happens in
+:func:`load_settings`, never at import time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from kgqa.errors import ConfigError
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME", str(Path.home())))
+
+
+def default_cache_dir() -> Path:
+    """Downloads and builds that can be re-made (Neo4j jars, assembled models)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else _home() / ".cache") / "kgqa"
+
+
+def default_data_dir() -> Path:
+    """State worth keeping (Neo4j's database, the vector index, eval runs)."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else _home() / ".local" / "share") / "kgqa"
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    # None means "the local server that `kgqa neo4j start` manages"; set NEO4J_URI to use
+    # an existing server instead, and then kgqa starts nothing.
+    uri: str | None = None
+    user: str = "neo4j"
+    # None: for the managed server, a random password is generated on first start and kept
+    # (mode 600) in the server's data folder; for an external server it must be given.
+    password: str | None = None
+    database: str = "neo4j"
+    version: str = "5.26.19"
+    browser_version: str = "5.24.0"
+    apoc_version: str = "5.26.19"
+    # Where the managed server keeps its database and logs (configurable).
+    data_dir: Path | None = None
+    bolt_port: int = 7687
+    http_port: int = 7474
+    heap: str = "1g"
+    pagecache: str = "1g"
+    start_timeout: float = 120.0
+    connect_timeout: float = 10.0
+
+    @property
+    def managed(self) -> bool:
+        return self.uri is None
+
+    @property
+    def effective_uri(self) -> str:
+        return self.uri or f"bolt://127.0.0.1:{self.bolt_port}"
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = 256
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    # None: <data_dir>/index/<database>
+    dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    hops: int = 3
+    top_k: int = 30
+    # Do not expand *through* a node with more relationships than this after the first hop
+    # (0 disables the cap). Reported in the result, never silent.
+    hub_cap: int = 500
+    # Stop collecting candidates past this many triples; the result says truncated=True.
+    max_candidates: int = 20000
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    # A name from kgqa.llm.models (e.g. "qwen2.5-coder-1.5b") or a path to any GGUF file.
+    model: str = "qwen2.5-coder-1.5b"
+    n_ctx: int = 4096
+    n_threads: int = 0  # 0: all cores
+    n_gpu_layers: int = 0
+    seed: int = 0
+    max_tokens: int = 256
+    temperature: float = 0.3
+    top_k: int = 40
+    min_p: float = 0.05
+    # A folder whose *.txt files override the packaged prompts by name.
+    prompts_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    neo4j: Neo4jSettings = field(default_factory=Neo4jSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    data_dir: Path = field(default_factory=default_data_dir)
+
+    @property
+    def neo4j_data_dir(self) -> Path:
+        return self.neo4j.data_dir or self.data_dir / "neo4j"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.index.dir or self.data_dir / "index" / self.neo4j.database
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """Apply dotted overrides such as ``{"retrieval.top_k": 10}``; ``None`` values are ignored."""
+        return _apply(self, {k: v for k, v in overrides.items() if v is not None}, "override")
+
+
+_SECTIONS = ("neo4j", "embed", "index", "retrieval", "llm")
+# Conventional variable names people already have set for Neo4j.
+_ENV_ALIASES = {
+    "NEO4J_URI": "neo4j.uri",
+    "NEO4J_USERNAME": "neo4j.user",
+    "NEO4J_USER": "neo4j.user",
+    "NEO4J_PASSWORD": "neo4j.password",
+    "NEO4J_DATABASE": "neo4j.database",
+    "KGQA_MODEL": "llm.model",
+    "KGQA_CACHE_DIR": "cache_dir",
+    "KGQA_DATA_DIR": "data_dir",
+}
+
+
+def _coerce(value: Any, typ: Any, key: str) -> Any:
+    text = str(typ)
+    try:
+        if value is None:
+            return None
+        if "Path" in text:
+            return Path(os.path.expanduser(str(value)))
+        if typ is bool or text == "bool":
+            if isinstance(value, bool):
+                return value
+            return str(value).strip().lower() in ("1", "true", "yes", "on")
+        if typ is int or text == "int":
+            return int(value)
+        if typ is float or text == "float":
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"setting {key}: {value!r} is not a valid {text}") from e
+
+
+def _apply(settings: Settings, flat: Mapping[str, Any], source: str) -> Settings:
+    top_hints = get_type_hints(Settings)
+    sections: dict[str, dict[str, Any]] = {}
+    top: dict[str, Any] = {}
+    for key, value in flat.items():
+        if "." in key:
+            section, name = key.split(".", 1)
+            if section not in _SECTIONS:
+                raise ConfigError(f"{source}: unknown settings section {section!r} in {key!r}")
+            obj = getattr(settings, section)
+            hints = get_type_hints(type(obj))
+            if name not in hints:
+                valid = ", ".join(f.name for f in fields(obj))
+                raise ConfigError(f"{source}: unknown setting {key!r}; valid: {valid}")
+            sections.setdefault(section, {})[name] = _coerce(value, hints[name], key)
+        else:
+            if key not in top_hints or key in _SECTIONS:
+                raise ConfigError(f"{source}: unknown setting {key!r}")
+            top[key] = _coerce(value, top_hints[key], key)
+    for section, values in sections.items():
+        top[section] = replace(getattr(settings, section), **values)
+    return replace(settings, **top)
+
+
+def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = v
+        else:
+            flat[key] = value
+    return flat
+
+
+def _config_path(explicit: Path | None, env: Mapping[str, str]) -> Path | None:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file {explicit} does not exist")
+        return explicit
+    if env.get("KGQA_CONFIG"):
+        path = Path(env["KGQA_CONFIG"])
+        if not path.is_file():
+            raise ConfigError(f"KGQA_CONFIG={path} does not exist")
+        return path
+    for candidate in (Path.cwd() / "kgqa.toml", _home() / ".config" / "kgqa" / "config.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for var, key in _ENV_ALIASES.items():
+        if env.get(var):
+            flat[key] = env[var]
+    for var, value in env.items():
+        if not var.startswith("KGQA_") or var in _ENV_ALIASES or var == "KGQA_CONFIG":
+            continue
+        rest = var[len("KGQA_") :].lower()
+        for section in _SECTIONS:
+            if rest.startswith(section + "_"):
+                flat[f"{section}.{rest[len(section) + 1 :]}"] = value
+                break
+    return flat
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the settings: defaults < config file < environment < ``overrides``."""
+    env = os.environ if env is None else env
+    settings = Settings()
+    path = _config_path(config, env)
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"cannot read config file {path}: {e}") from e
+        settings = _apply(settings, _flatten_toml(data), str(path))
+    settings = _apply(settings, _from_env(env), "environment")
+    if overrides:
+        settings = settings.with_overrides(overrides)
+    return settings
+
+
+def as_dict(settings: Settings) -> dict[str, Any]:
+    """A JSON-friendly view, with the password hidden."""
+    data = dataclasses.asdict(settings)
+    if data["neo4j"].get("password"):
+        data["neo4j"]["password"] = "***"
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in _stringify(data).items()}
+
+
+def _stringify(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _stringify(v) for k, v in obj.items()}
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
