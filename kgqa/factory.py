@@ -44,6 +44,22 @@ class Factory:
             self._cache["graph"] = Neo4jStore(self.driver(), self.settings.neo4j.database)
         return self._cache["graph"]
 
+    def retriever(self) -> Any:
+        """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
+        if "retriever" not in self._cache:
+            from kgqa.graph.expand import ExpandPolicy
+            from kgqa.pipeline.retrieve import GraphRetriever
+
+            r = self.settings.retrieval
+            self._cache["retriever"] = GraphRetriever(
+                self.driver(),
+                self.settings.neo4j.database,
+                self.vector_index(),
+                self.embedder(),
+                ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
+            )
+        return self._cache["retriever"]
+
     def close(self) -> None:
         if self._driver is not None:
             self._driver.close()

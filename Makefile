@@ -1,0 +1,36 @@
+# The commands the README shows. `make demo` runs the main job end to end; `make test` the tests.
+SHELL := /bin/bash
+KGQA := .venv/bin/kgqa
+PYTEST := .venv/bin/pytest
+
+.PHONY: setup demo test test-unit test-integration lint typecheck bench clean
+
+setup:
+	./scripts/setup.sh
+
+# Start Neo4j, load the sample KB (embedding it), ask a question.
+demo: setup
+	$(KGQA) neo4j start
+	$(KGQA) load kgqa/data/sample_kb.txt
+	$(KGQA) stats
+	$(KGQA) ask "What genres are the movies written by [John Shirley] in?"
+
+# Every tier: unit, integration (starts its own Neo4j), slow end-to-end (real models).
+test: setup
+	$(PYTEST) -q
+
+test-unit: setup
+	$(PYTEST) -q -m unit
+
+test-integration: setup
+	$(PYTEST) -q -m integration
+
+lint:
+	.venv/bin/ruff check kgqa loaders tests benchmarks
+	.venv/bin/ruff format --check kgqa loaders tests benchmarks
+
+typecheck:
+	.venv/bin/mypy kgqa loaders
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

@@ -1,0 +1,178 @@
+"""Candidate triple retrieval (paper 3.5.2): every triple within N hops of the topic entities,
+bidirectional, from one variable-length Cypher query; and the entity look-ups around it
+(exact match, close-name suggestions, entity linking).
+
+All queries run in read transactions with values as parameters.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
+from kgqa.graph.queries import query
+from kgqa.types import Candidates, Triple
+
+if TYPE_CHECKING:
+    import neo4j
+
+MAX_HOPS = 3
+_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
+
+
+def _read(driver: neo4j.Driver, database: str, name: str, **params: Any) -> list[Any]:
+    import neo4j
+
+    records, _, _ = driver.execute_query(
+        query(name), params, database_=database, routing_=neo4j.RoutingControl.READ
+    )
+    return records
+
+
+@dataclass(frozen=True)
+class ExpandPolicy:
+    """How far and how wide to expand. ``hub_cap`` 0 disables the hub rule."""
+
+    hops: int = 3
+    hub_cap: int = 500
+    max_candidates: int = 20000
+
+
+def hop_distances(
+    triples: Sequence[Triple],
+    degrees: dict[str, int],
+    entities: Sequence[str],
+    hub_cap: int,
+) -> dict[int, int]:
+    """Hop distance of each triple: 1 + the BFS distance of its nearer expandable endpoint.
+
+    Mirrors the query's rule: topic entities are always expanded; other nodes only when their
+    degree is within ``hub_cap``."""
+    adjacency: dict[str, list[str]] = {}
+    for t in triples:
+        adjacency.setdefault(t.subject, []).append(t.object)
+        adjacency.setdefault(t.object, []).append(t.subject)
+    start = set(entities)
+
+    def expandable(node: str) -> bool:
+        return node in start or not hub_cap or degrees.get(node, 0) <= hub_cap
+
+    dist = {e: 0 for e in entities if e in adjacency}
+    queue = deque(dist)
+    while queue:
+        node = queue.popleft()
+        if not expandable(node):
+            continue
+        for nxt in adjacency[node]:
+            if nxt not in dist:
+                dist[nxt] = dist[node] + 1
+                queue.append(nxt)
+    inf = 1 << 30
+    hops: dict[int, int] = {}
+    for t in triples:
+        ends = [dist.get(x, inf) for x in (t.subject, t.object) if expandable(x)]
+        hops[t.id] = min(ends, default=inf) + 1
+    return hops
+
+
+def expand(
+    driver: neo4j.Driver, database: str, entities: Sequence[str], policy: ExpandPolicy
+) -> Candidates:
+    """Every triple within ``policy.hops`` of ``entities`` (which must exist), grouped by hop.
+
+    Past ``policy.max_candidates`` the result is cut and says ``truncated=True``; hubs that
+    were reached but not expanded through are listed in ``skipped_hubs``."""
+    if not 1 <= policy.hops <= MAX_HOPS:
+        raise KGQAError(f"hops must be between 1 and {MAX_HOPS}, got {policy.hops}")
+    require_entities(driver, database, entities)
+    started = time.perf_counter()
+    hub_cap = policy.hub_cap if policy.hub_cap > 0 else 2**62
+    records = _read(
+        driver,
+        database,
+        f"candidates_hops{policy.hops}",
+        entities=list(entities),
+        hub_cap=hub_cap,
+        limit=policy.max_candidates + 1,
+    )
+    truncated = len(records) > policy.max_candidates
+    records = records[: policy.max_candidates]
+    triples = [Triple(r["id"], r["subject"], r["relation"], r["object"]) for r in records]
+    degrees: dict[str, int] = {}
+    for r in records:
+        degrees[r["subject"]] = r["subject_degree"]
+        degrees[r["object"]] = r["object_degree"]
+    hops = hop_distances(triples, degrees, entities, policy.hub_cap)
+    by_hop: list[list[Triple]] = [[] for _ in range(policy.hops)]
+    for t in triples:
+        by_hop[min(hops[t.id], policy.hops) - 1].append(t)
+    for group in by_hop:
+        group.sort(key=lambda t: (t.subject, t.relation, t.object))
+    inner = {t.subject for g in by_hop[:-1] for t in g} | {t.object for g in by_hop[:-1] for t in g}
+    skipped = sorted(
+        (n, d)
+        for n, d in degrees.items()
+        if policy.hub_cap and d > policy.hub_cap and n in inner and n not in set(entities)
+    )
+    return Candidates(
+        entities=tuple(entities),
+        hops=policy.hops,
+        by_hop=tuple(tuple(g) for g in by_hop),
+        truncated=truncated,
+        skipped_hubs=tuple(skipped),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def lucene_escape(text: str) -> str:
+    return _LUCENE_SPECIAL.sub(r"\\\1", text)
+
+
+def suggest(driver: neo4j.Driver, database: str, name: str, limit: int = 5) -> list[str]:
+    """Close entity names: case-insensitive equals first, then full-text (fuzzy) matches."""
+    found = [r["name"] for r in _read(driver, database, "entities_case_insensitive", name=name, limit=limit)]
+    words = [w for w in re.split(r"\s+", name.strip()) if w]
+    if words:
+        fuzzy = " ".join(f"{lucene_escape(w)}~" for w in words)
+        import neo4j
+
+        try:
+            for r in _read(driver, database, "entities_fulltext", query=fuzzy, limit=limit * 2):
+                if r["name"] not in found:
+                    found.append(r["name"])
+        except neo4j.exceptions.ClientError as e:
+            # No full-text index (a graph loaded by other means): suggestions stay partial.
+            if "entity_names" not in str(e.message):
+                raise
+    return found[:limit]
+
+
+def require_entities(driver: neo4j.Driver, database: str, entities: Sequence[str]) -> None:
+    """Raise :class:`EntityNotFound` (with suggestions) for the first name not in the graph."""
+    if not entities:
+        raise KGQAError("no topic entity: pass --entity or put the entity in [brackets]")
+    for r in _read(driver, database, "entities_exact", names=list(entities)):
+        if not r["found"]:
+            raise EntityNotFound(r["name"], suggest(driver, database, r["name"]))
+
+
+def link_entity(driver: neo4j.Driver, database: str, mention: str) -> str:
+    """Entity linking for one mention: exact, then case-insensitive, then full-text.
+
+    Several equally good candidates are an :class:`AmbiguousEntity` error, never a guess."""
+    if _read(driver, database, "entities_exact", names=[mention])[0]["found"]:
+        return mention
+    ci = [r["name"] for r in _read(driver, database, "entities_case_insensitive", name=mention, limit=10)]
+    if len(ci) == 1:
+        return ci[0]
+    if len(ci) > 1:
+        raise AmbiguousEntity(
+            f"{mention!r} matches several entities when case is ignored: "
+            f"{', '.join(repr(c) for c in ci)}; pass --entity with the exact name"
+        )
+    raise EntityNotFound(mention, suggest(driver, database, mention))
