@@ -147,7 +147,7 @@ _ENV_ALIASES = {
 
 
 def _coerce(value: Any, typ: Any, key: str) -> Any:
-    text = str(typ)
+    text = getattr(typ, "__name__", None) or str(typ).replace("typing.", "")
     try:
         if value is None:
             return None
