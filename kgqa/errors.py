@@ -49,7 +49,11 @@ class EntityNotFound(KGQAError):
     def __init__(self, name: str, suggestions: list[str] | None = None):
         self.name = name
         self.suggestions = suggestions or []
-        hint = f"; did you mean: {', '.join(repr(s) for s in self.suggestions)}" if self.suggestions else ""
+        hint = (
+            f"; did you mean: {', '.join(repr(s) for s in self.suggestions)}"
+            if self.suggestions
+            else ""
+        )
         super().__init__(f"entity {name!r} is not in the graph{hint}")
 
 

@@ -135,7 +135,10 @@ def lucene_escape(text: str) -> str:
 
 def suggest(driver: neo4j.Driver, database: str, name: str, limit: int = 5) -> list[str]:
     """Close entity names: case-insensitive equals first, then full-text (fuzzy) matches."""
-    found = [r["name"] for r in _read(driver, database, "entities_case_insensitive", name=name, limit=limit)]
+    found = [
+        r["name"]
+        for r in _read(driver, database, "entities_case_insensitive", name=name, limit=limit)
+    ]
     words = [w for w in re.split(r"\s+", name.strip()) if w]
     if words:
         fuzzy = " ".join(f"{lucene_escape(w)}~" for w in words)
@@ -167,7 +170,10 @@ def link_entity(driver: neo4j.Driver, database: str, mention: str) -> str:
     Several equally good candidates are an :class:`AmbiguousEntity` error, never a guess."""
     if _read(driver, database, "entities_exact", names=[mention])[0]["found"]:
         return mention
-    ci = [r["name"] for r in _read(driver, database, "entities_case_insensitive", name=mention, limit=10)]
+    ci = [
+        r["name"]
+        for r in _read(driver, database, "entities_case_insensitive", name=mention, limit=10)
+    ]
     if len(ci) == 1:
         return ci[0]
     if len(ci) > 1:

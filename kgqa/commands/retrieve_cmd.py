@@ -1,0 +1,87 @@
+"""``kgqa retrieve``: candidates and top-K triples for a question (prompt debugging)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from kgqa.commands import settings_from
+
+
+@click.command()
+@click.argument("question")
+@click.option(
+    "--entity",
+    "-e",
+    "entities",
+    multiple=True,
+    help="Topic entity (repeatable); default: [bracketed] names.",
+)
+@click.option("--hops", type=click.IntRange(1, 3), help="Candidate radius N (default 3).")
+@click.option("--top-k", type=click.IntRange(1), help="How many triples to keep (default 30).")
+@click.option(
+    "--hub-cap",
+    type=click.IntRange(0),
+    help="Do not expand through nodes with more relationships (0: no cap).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def retrieve(
+    ctx: click.Context,
+    question: str,
+    entities: tuple[str, ...],
+    hops: int | None,
+    top_k: int | None,
+    hub_cap: int | None,
+    as_json: bool,
+) -> None:
+    """Print the candidate triples around the topic entities and the top-K for QUESTION."""
+    from kgqa.factory import Factory
+    from kgqa.mentions import bracketed_entities, strip_brackets
+
+    settings = settings_from(
+        ctx, {"retrieval.hops": hops, "retrieval.top_k": top_k, "retrieval.hub_cap": hub_cap}
+    )
+    names = list(entities) or bracketed_entities(question)
+    r = settings.retrieval
+    with Factory(settings) as factory:
+        retriever = factory.retriever()
+        candidates = retriever.candidates(names, r.hops)
+        top = retriever.top_k(strip_brackets(question), candidates, r.top_k)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "question": question,
+                    "entities": names,
+                    "hops": r.hops,
+                    "candidates_per_hop": [len(h) for h in candidates.by_hop],
+                    "truncated": candidates.truncated,
+                    "skipped_hubs": [list(h) for h in candidates.skipped_hubs],
+                    "seconds": round(candidates.seconds, 4),
+                    "top_k": [
+                        {
+                            "id": s.triple.id,
+                            "triple": s.triple.verbalize(),
+                            "score": round(s.score, 4),
+                        }
+                        for s in top
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    per_hop = ", ".join(f"hop {i + 1}: {len(h)}" for i, h in enumerate(candidates.by_hop))
+    click.echo(f"entities: {', '.join(names)}")
+    click.echo(
+        f"candidates: {len(candidates)} ({per_hop}) in {candidates.seconds * 1000:.0f} ms"
+        + ("  [TRUNCATED at retrieval.max_candidates]" if candidates.truncated else "")
+    )
+    if candidates.skipped_hubs:
+        hubs = ", ".join(f"{n} ({d})" for n, d in candidates.skipped_hubs[:10])
+        click.echo(f"hubs not expanded (degree > {r.hub_cap}): {hubs}")
+    click.echo(f"top {len(top)}:")
+    for s in top:
+        click.echo(f"  {s.score:7.3f}  {s.triple.verbalize()}  [id {s.triple.id}]")
