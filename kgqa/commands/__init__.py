@@ -18,9 +18,9 @@ def settings_from(ctx: click.Context, overrides: dict[str, Any] | None = None) -
 
 
 def _commands() -> list[click.Command]:
-    from kgqa.commands import graph_cmds, neo4j_cmd
+    from kgqa.commands import graph_cmds, neo4j_cmd, retrieve_cmd
 
-    return [neo4j_cmd.neo4j, graph_cmds.load, graph_cmds.stats]
+    return [neo4j_cmd.neo4j, graph_cmds.load, graph_cmds.stats, retrieve_cmd.retrieve]
 
 
 COMMANDS = _commands()
