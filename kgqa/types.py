@@ -39,6 +39,20 @@ class ScoredTriple:
 
 
 @dataclass(frozen=True)
+class Edge:
+    """A triple seen from the frontier entity it touches."""
+
+    triple: Triple
+    from_name: str
+    outgoing: bool
+    to_node_id: str | None = None
+
+    @property
+    def to_name(self) -> str:
+        return self.triple.object if self.outgoing else self.triple.subject
+
+
+@dataclass(frozen=True)
 class Candidates:
     """Every triple within ``hops`` of the topic entities, grouped by hop distance."""
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
 from kgqa.graph.queries import query
-from kgqa.types import Candidates, Triple
+from kgqa.types import Candidates, Edge, Triple
 
 if TYPE_CHECKING:
     import neo4j
@@ -182,3 +182,18 @@ def link_entity(driver: neo4j.Driver, database: str, mention: str) -> str:
             f"{', '.join(repr(c) for c in ci)}; pass --entity with the exact name"
         )
     raise EntityNotFound(mention, suggest(driver, database, mention))
+
+
+def frontier_edges(
+    driver: neo4j.Driver, database: str, names: Sequence[str], limit: int = 50000
+) -> list[Edge]:
+    """Every triple touching ``names``, both directions, seen from the entity it touches."""
+    return [
+        Edge(
+            Triple(r["id"], r["subject"], r["relation"], r["object"]),
+            r["from_name"],
+            r["outgoing"],
+            r["to_node_id"],
+        )
+        for r in _read(driver, database, "frontier_edges", names=list(names), limit=limit)
+    ]

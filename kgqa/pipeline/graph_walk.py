@@ -1,0 +1,128 @@
+"""Graph-constrained multi-hop answering (``--mode graph``).
+
+The answer to sub-question i is a set of real KG entities, found among the triples that touch
+the entities answering sub-question i-1 (the topic entities for i = 1). At each hop the options
+are the (relation, direction) pairs actually present at the frontier; each option is scored by
+the best dot product between the embedded sub-question and the option's triples, whose vectors
+were embedded once at load time. The frontier then moves along the chosen option. Errors
+cannot drift away from the graph: every answer entity is reached by real triples, and each
+carries the ids of the triples on its path.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kgqa.types import AnswerEntity, Edge, verbalize_relation
+
+
+@dataclass(frozen=True)
+class Option:
+    relation: str
+    outgoing: bool
+    score: float
+    count: int
+
+    def describe(self) -> str:
+        rel = verbalize_relation(self.relation)
+        return f"-[{rel}]->" if self.outgoing else f"<-[{rel}]-"
+
+
+@dataclass(frozen=True)
+class Hop:
+    sub_question: str
+    chosen: Option | None
+    options: tuple[Option, ...]
+    entities: tuple[str, ...]
+    triple_ids: tuple[int, ...]
+
+
+EdgeSource = Callable[[Sequence[str]], list[Edge]]
+OptionScorer = Callable[[str, dict[tuple[str, bool], list[Edge]]], dict[tuple[str, bool], float]]
+
+
+def embedding_scorer(
+    embed: Callable[[list[str]], np.ndarray],
+    vectors: Callable[[list[int]], np.ndarray],
+    per_option: int = 256,
+) -> OptionScorer:
+    """Score options by max dot(sub-question, triple) over each option's pre-embedded triples."""
+
+    def score(
+        text: str, groups: dict[tuple[str, bool], list[Edge]]
+    ) -> dict[tuple[str, bool], float]:
+        q = embed([text])[0]
+        keys = list(groups)
+        ids: list[int] = []
+        bounds = [0]
+        for key in keys:
+            # Distinct triples only; a sample is enough to recognise what a relation means.
+            seen = list(dict.fromkeys(e.triple.id for e in groups[key]))[:per_option]
+            ids.extend(seen)
+            bounds.append(len(ids))
+        sims = vectors(ids) @ q if ids else np.zeros(0, dtype=np.float32)
+        return {
+            key: float(sims[bounds[i] : bounds[i + 1]].max())
+            if bounds[i + 1] > bounds[i]
+            else float("-inf")
+            for i, key in enumerate(keys)
+        }
+
+    return score
+
+
+class GraphWalker:
+    """Moves a frontier of entities through the graph, one sub-question per hop."""
+
+    def __init__(self, edges: EdgeSource, scorer: OptionScorer):
+        self.edges = edges
+        self.scorer = scorer
+
+    def walk(
+        self, entities: Sequence[str], sub_questions: Sequence[str]
+    ) -> tuple[list[Hop], list[AnswerEntity]]:
+        topic = set(entities)
+        frontier: list[str] = list(dict.fromkeys(entities))
+        # Triple ids supporting each frontier entity (its whole path back to the topic).
+        support: dict[str, set[int]] = {e: set() for e in frontier}
+        hops: list[Hop] = []
+        for sq in sub_questions:
+            if not frontier:
+                hops.append(Hop(sq, None, (), (), ()))
+                break
+            groups: dict[tuple[str, bool], list[Edge]] = defaultdict(list)
+            for edge in self.edges(frontier):
+                groups[(edge.triple.relation, edge.outgoing)].append(edge)
+            if not groups:
+                hops.append(Hop(sq, None, (), (), ()))
+                frontier = []
+                break
+            scores = self.scorer(sq, groups)
+            options = sorted(
+                (
+                    Option(rel, out, scores[(rel, out)], len(groups[(rel, out)]))
+                    for rel, out in groups
+                ),
+                key=lambda o: (-o.score, o.relation, not o.outgoing),
+            )
+            chosen = options[0]
+            new_support: dict[str, set[int]] = defaultdict(set)
+            for edge in groups[(chosen.relation, chosen.outgoing)]:
+                # MetaQA's convention, and common sense: the topic entity is not its own answer.
+                if edge.to_name in topic:
+                    continue
+                new_support[edge.to_name] |= support.get(edge.from_name, set()) | {edge.triple.id}
+            frontier = sorted(new_support)
+            support = dict(new_support)
+            used = sorted({e.triple.id for e in groups[(chosen.relation, chosen.outgoing)]})
+            hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), tuple(used)))
+        # Rank: entities reached along more distinct triples first (more evidence), then by name.
+        ranked = sorted(support.items(), key=lambda kv: (-len(kv[1]), kv[0])) if frontier else []
+        answers = [
+            AnswerEntity(name, None, float(len(ids)), tuple(sorted(ids))) for name, ids in ranked
+        ]
+        return hops, answers
