@@ -1,0 +1,191 @@
+"""``kgqa ask``: answer one question and show the work (sub-questions, triples, costs).
+
+The output is built as a list of titled sections so that more can be appended (the Cypher
+that opens the evidence in Neo4j Browser); ``--json`` prints the same content as one object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kgqa.commands import settings_from
+
+if TYPE_CHECKING:
+    from kgqa.types import Answer
+
+# The same names as kgqa.pipeline.pipeline.MODES (a unit test keeps them equal); written out
+# here so that `kgqa --help` does not import the pipeline.
+MODE_CHOICES = ("kgrag", "kaping", "qd", "llm")
+SHOWN_TRIPLES = 5
+_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+def entities_in_question(question: str) -> list[str]:
+    """The ``[Bracketed]`` names in a question (MetaQA's way of marking the topic entity)."""
+    return list(dict.fromkeys(m.strip() for m in _BRACKETED.findall(question) if m.strip()))
+
+
+def stage_totals(answer: Answer) -> dict[str, dict[str, float]]:
+    """Calls, seconds and tokens per stage, in the order the stages first ran."""
+    totals: dict[str, dict[str, float]] = {}
+    for c in answer.costs:
+        t = totals.setdefault(
+            c.stage, {"calls": 0, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+        t["calls"] += 1
+        t["seconds"] += c.seconds
+        t["prompt_tokens"] += c.prompt_tokens
+        t["completion_tokens"] += c.completion_tokens
+    return totals
+
+
+def answer_to_json(answer: Answer) -> dict[str, Any]:
+    """Everything ``ask`` shows, as one JSON-ready object."""
+    from kgqa.pipeline.synthesize import answer_line, answer_names
+
+    totals = stage_totals(answer)
+    return {
+        "question": answer.question,
+        "entities": list(answer.entities_in),
+        "mode": answer.mode,
+        "model": answer.parameters.get("model"),
+        "answer": answer_line(answer.text),
+        "answer_text": answer.text,
+        "answer_names": answer_names(answer.text),
+        "answer_entities": [dataclasses.asdict(e) for e in answer.answer_entities],
+        "reasoning": answer.reasoning,
+        "sub_questions": [
+            {
+                "index": s.index,
+                "original": s.original,
+                "reformulated": s.reformulated,
+                "answer": s.answer,
+                "triple_ids": [st.triple.id for st in s.evidence],
+                "triples": [
+                    {"id": st.triple.id, "text": st.triple.verbalize(), "score": st.score}
+                    for st in s.evidence
+                ],
+            }
+            for s in answer.sub_answers
+        ],
+        "evidence_ids": list(answer.evidence_ids),
+        "candidates_count": answer.candidates_count,
+        "truncated": answer.truncated,
+        "timings": {
+            "stages": totals,
+            "total_seconds": round(sum(c.seconds for c in answer.costs), 3),
+            "prompt_tokens": sum(c.prompt_tokens for c in answer.costs),
+            "completion_tokens": sum(c.completion_tokens for c in answer.costs),
+        },
+        "parameters": dict(answer.parameters),
+    }
+
+
+def answer_sections(answer: Answer) -> list[tuple[str, str]]:
+    """``(title, body)`` sections of the text output, in order."""
+    from kgqa.pipeline.synthesize import answer_line
+
+    sections = [("Answer", answer_line(answer.text) or "(empty)")]
+    rest = answer.text.strip().split("\n", 1)
+    if len(rest) > 1 and rest[1].strip():
+        sections.append(("Explanation", rest[1].strip()))
+    if answer.reasoning:
+        sections.append(("Chain of thought", answer.reasoning))
+    if answer.sub_answers:
+        blocks = []
+        for s in answer.sub_answers:
+            lines = [f"{s.index}. {s.original}"]
+            if s.reformulated != s.original:
+                lines.append(f"   reformulated: {s.reformulated}")
+            lines.append(f"   answer: {s.answer}")
+            if s.evidence:
+                lines.append(
+                    f"   top triples ({min(SHOWN_TRIPLES, len(s.evidence))} of {len(s.evidence)}):"
+                )
+                lines += [
+                    f"     {st.score:7.3f}  {st.triple.verbalize()}  #{st.triple.id}"
+                    for st in s.evidence[:SHOWN_TRIPLES]
+                ]
+            blocks.append("\n".join(lines))
+        sections.append(("Sub-questions", "\n".join(blocks)))
+    sections.append(("Cost", _cost_table(answer)))
+    return sections
+
+
+def _cost_table(answer: Answer) -> str:
+    rows = [f"{'stage':<12} {'calls':>5} {'seconds':>8} {'prompt tok':>10} {'output tok':>10}"]
+    for stage, t in stage_totals(answer).items():
+        rows.append(
+            f"{stage:<12} {int(t['calls']):>5} {t['seconds']:>8.2f} "
+            f"{int(t['prompt_tokens']):>10} {int(t['completion_tokens']):>10}"
+        )
+    total = sum(c.seconds for c in answer.costs)
+    rows.append(f"{'total':<12} {len(answer.costs):>5} {total:>8.2f}")
+    p = answer.parameters
+    rows.append(f"mode {answer.mode}, model {p.get('model')}, seed {p.get('seed')}")
+    if answer.mode in ("kgrag", "kaping"):
+        trunc = " (truncated)" if answer.truncated else ""
+        rows.append(
+            f"hops {p.get('hops')}, top-k {p.get('top_k')}, "
+            f"{answer.candidates_count} candidate triples{trunc}"
+        )
+    return "\n".join(rows)
+
+
+def format_sections(sections: Sequence[tuple[str, str]]) -> str:
+    return "\n\n".join(
+        f"{title}\n" + "\n".join("  " + line for line in body.splitlines())
+        for title, body in sections
+    )
+
+
+@click.command()
+@click.argument("question")
+@click.option(
+    "--entity",
+    "entities",
+    multiple=True,
+    help="Topic entity (repeatable); default: the [Bracketed] names in the question.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODE_CHOICES),
+    default="kgrag",
+    show_default=True,
+    help="kgrag: full system; kaping: graph, no decomposition; qd: decomposition, no graph; "
+    "llm: the question alone.",
+)
+@click.option("--hops", type=click.IntRange(1, 3), help="Candidate radius N (default: settings).")
+@click.option("--top-k", type=click.IntRange(1), help="Triples per sub-question K.")
+@click.option("--model", help="Model name (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) or GGUF path.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.pass_context
+def ask(
+    ctx: click.Context,
+    question: str,
+    entities: tuple[str, ...],
+    mode: str,
+    hops: int | None,
+    top_k: int | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Answer QUESTION and show the sub-questions, triples and cost behind the answer."""
+    from kgqa.factory import Factory
+
+    settings = settings_from(
+        ctx, {"retrieval.hops": hops, "retrieval.top_k": top_k, "llm.model": model}
+    )
+    topic = list(entities) or entities_in_question(question)
+    with Factory(settings) as factory:
+        answer = factory.pipeline(mode).answer(question, topic)
+    if as_json:
+        click.echo(json.dumps(answer_to_json(answer), indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_sections(answer_sections(answer)))

@@ -1,0 +1,135 @@
+"""The llama.cpp backend (llama-cpp-python).
+
+The model is loaded on the first call (or :meth:`LlamaCppLLM.warm_up`), never in ``__init__``.
+Chat prompts use the chat template stored in the GGUF. llama.cpp keeps the evaluated tokens of
+the previous call and re-evaluates only what follows the longest common prefix, so prompts
+whose fixed part (instructions, in-context examples) comes first are cheaper when repeated.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgqa.errors import ModelNotFound
+from kgqa.llm.base import Completion, GenParams, Prompt
+
+if TYPE_CHECKING:
+    import llama_cpp
+
+
+class LlamaCppLLM:
+    """An :class:`~kgqa.llm.base.LLM` over a local GGUF file.
+
+    ``n_threads=0`` uses every core; ``n_gpu_layers`` > 0 offloads layers on a CUDA/Metal
+    build of llama-cpp-python (ignored by a CPU build).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        name: str | None = None,
+        n_ctx: int = 4096,
+        n_threads: int = 0,
+        n_gpu_layers: int = 0,
+        seed: int = 0,
+        verbose: bool = False,
+    ):
+        self.model_path = Path(model_path)
+        self.name = name or self.model_path.stem
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or (os.cpu_count() or 1)
+        self.n_gpu_layers = n_gpu_layers
+        self.seed = seed
+        self.verbose = verbose
+        self.load_seconds: float | None = None
+        self._llama: llama_cpp.Llama | None = None
+        self._grammars: dict[str, Any] = {}
+        # One llama context holds one KV cache: calls must not interleave.
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Load the model now (it takes seconds); later calls reuse it."""
+        if self._llama is not None:
+            return
+        try:
+            import llama_cpp
+        except ImportError as e:
+            raise ModelNotFound(
+                "llama-cpp-python is not installed: pip install llama-cpp-python==0.3.36"
+            ) from e
+        if not self.model_path.is_file():
+            raise ModelNotFound(f"model file {self.model_path} does not exist")
+        start = time.perf_counter()
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                n_gpu_layers=self.n_gpu_layers,
+                seed=self.seed,
+                verbose=self.verbose,
+            )
+        except (ValueError, RuntimeError) as e:
+            raise ModelNotFound(f"llama.cpp cannot load {self.model_path}: {e}") from e
+        self.load_seconds = time.perf_counter() - start
+
+    def _grammar(self, grammar: str) -> Any:
+        if grammar not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            text = grammar.strip()
+            self._grammars[grammar] = (
+                LlamaGrammar.from_json_schema(text, verbose=self.verbose)
+                if text.startswith("{")
+                else LlamaGrammar.from_string(text, verbose=self.verbose)
+            )
+        return self._grammars[grammar]
+
+    def complete(self, prompt: Prompt, params: GenParams) -> Completion:
+        with self._lock:
+            self.warm_up()
+            assert self._llama is not None
+            kwargs: dict[str, Any] = dict(
+                max_tokens=params.max_tokens,
+                temperature=params.temperature,
+                top_k=params.top_k,
+                min_p=params.min_p,
+                # top_p stays off (1.0): the paper samples with top-k and min-p only.
+                top_p=1.0,
+                repeat_penalty=params.repeat_penalty,
+                stop=list(params.stop),
+                seed=self.seed if params.seed is None else params.seed,
+                grammar=self._grammar(params.grammar) if params.grammar else None,
+            )
+            start = time.perf_counter()
+            if isinstance(prompt, str):
+                out: Any = self._llama.create_completion(prompt, **kwargs)
+                text = out["choices"][0]["text"]
+            else:
+                out = self._llama.create_chat_completion(messages=list(prompt), **kwargs)  # type: ignore[arg-type]
+                text = out["choices"][0]["message"]["content"] or ""
+            seconds = time.perf_counter() - start
+        usage = out.get("usage") or {}
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            seconds=seconds,
+            finish_reason=out["choices"][0].get("finish_reason") or "stop",
+        )
+
+    def set_prompt_cache(self, capacity_bytes: int = 2 << 30) -> None:
+        """Keep the KV state of earlier prompts in RAM so a prompt that shares a prefix with
+        any of them (not only the previous call) starts from there (see benchmarks/bench_llm.py
+        for when this pays)."""
+        import llama_cpp
+
+        self.warm_up()
+        assert self._llama is not None
+        self._llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=capacity_bytes))

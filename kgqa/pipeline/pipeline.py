@@ -1,0 +1,189 @@
+"""The modes: the paper's full system and its three baselines (section 4.3), one class.
+
+- ``kgrag``  decompose -> candidates once -> per sub-question: reformulate with the earlier
+             answers, top-K triples, answer -> synthesize (the full KG-RAG system)
+- ``kaping`` candidates + top-K for the whole question -> answer (LLM+KG, no decomposition)
+- ``qd``     decompose -> reformulate -> answer each sub-question closed-book -> synthesize
+             (LLM+QD, no graph)
+- ``llm``    the question alone, one zero-shot call
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgqa.errors import ConfigError, KGQAError
+from kgqa.llm.base import LLM, GenParams
+from kgqa.pipeline.answer import SubQuestionAnswerer
+from kgqa.pipeline.base import Retriever
+from kgqa.pipeline.decompose import Decomposer
+from kgqa.pipeline.reformulate import Reformulator
+from kgqa.pipeline.synthesize import Synthesizer
+from kgqa.prompts import PromptTemplate
+from kgqa.types import Answer, Candidates, ScoredTriple, StageCost, SubAnswer
+
+if TYPE_CHECKING:
+    from kgqa.settings import Settings
+
+MODES = ("kgrag", "kaping", "qd", "llm")
+GRAPH_MODES = ("kgrag", "kaping")
+
+
+@dataclass(frozen=True)
+class PipelineParams:
+    """Everything a run depends on besides the question; recorded in ``Answer.parameters``."""
+
+    hops: int = 3
+    top_k: int = 30
+    model: str = ""
+    seed: int = 0
+    max_sub_questions: int = 4
+    # The paper's Table 2 sampling, shared by all stages; stage specifics are added below.
+    gen: GenParams = field(default_factory=GenParams)
+    synthesis_max_tokens: int = 512
+    answer_repeat_penalty: float = 1.1
+    prompts_dir: Path | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, model: str | None = None) -> PipelineParams:
+        s = settings.llm
+        return cls(
+            hops=settings.retrieval.hops,
+            top_k=settings.retrieval.top_k,
+            model=model or s.model,
+            seed=s.seed,
+            gen=GenParams(
+                max_tokens=s.max_tokens,
+                temperature=s.temperature,
+                top_k=s.top_k,
+                min_p=s.min_p,
+                seed=s.seed,
+            ),
+            prompts_dir=s.prompts_dir,
+        )
+
+    def as_dict(self, mode: str) -> dict[str, object]:
+        return {
+            "mode": mode,
+            "hops": self.hops,
+            "top_k": self.top_k,
+            "model": self.model,
+            "seed": self.seed,
+            "max_tokens": self.gen.max_tokens,
+            "temperature": self.gen.temperature,
+            "sampling_top_k": self.gen.top_k,
+            "min_p": self.gen.min_p,
+        }
+
+
+class KGRAGPipeline:
+    """Implements :class:`kgqa.pipeline.base.QAPipeline` for one of :data:`MODES`.
+
+    The LLM and the retriever come in through the constructor; ``retriever`` may be ``None``
+    for the modes that do not read the graph (``qd``, ``llm``). Prompts are loaded (and their
+    placeholders checked) here, before the first question.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        retriever: Retriever | None,
+        params: PipelineParams | None = None,
+        mode: str = "kgrag",
+    ):
+        if mode not in MODES:
+            raise ConfigError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+        if mode in GRAPH_MODES and retriever is None:
+            raise ConfigError(f"mode {mode!r} needs the graph retriever")
+        self.llm = llm
+        self.retriever = retriever
+        self.params = params or PipelineParams()
+        self.mode = mode
+        p, pdir = self.params, self.params.prompts_dir
+        self.decomposer = Decomposer(
+            llm, p.gen, PromptTemplate("decompose", pdir), max_sub_questions=p.max_sub_questions
+        )
+        self.reformulator = Reformulator(llm, p.gen, PromptTemplate("reformulate", pdir))
+        self.answerer = SubQuestionAnswerer(
+            llm,
+            p.gen.with_(repeat_penalty=p.answer_repeat_penalty),
+            PromptTemplate("answer", pdir),
+            PromptTemplate("answer_llm", pdir),
+        )
+        self.synthesizer = Synthesizer(
+            llm, p.gen.with_(max_tokens=p.synthesis_max_tokens), PromptTemplate("synthesize", pdir)
+        )
+
+    def answer(self, question: str, entities: Sequence[str]) -> Answer:
+        entities = tuple(entities)
+        if self.mode in GRAPH_MODES and not entities:
+            raise KGQAError(
+                "no topic entity: pass --entity NAME or write it in [brackets] in the question"
+            )
+        costs: list[StageCost] = []
+        candidates: Candidates | None = None
+        reasoning = ""
+        if self.mode == "llm":
+            text = self.answerer.run(question, None, costs)
+            subs: tuple[SubAnswer, ...] = ()
+        elif self.mode == "kaping":
+            candidates = self._candidates(entities, costs)
+            top = self._top_k(question, candidates, costs)
+            text = self.answerer.run(question, top, costs)
+            subs = (SubAnswer(1, question, question, text, evidence=tuple(top)),)
+        else:
+            decomposition = self.decomposer.run(question, costs)
+            reasoning = decomposition.reasoning
+            if self.mode == "kgrag":
+                candidates = self._candidates(entities, costs)
+            subs = self._sub_answers(decomposition.sub_questions, candidates, costs)
+            text = self.synthesizer.run(question, reasoning, subs, costs)
+        evidence = dict.fromkeys(st.triple.id for s in subs for st in s.evidence)
+        return Answer(
+            question=question,
+            entities_in=entities,
+            mode=self.mode,
+            text=text,
+            reasoning=reasoning,
+            sub_answers=subs,
+            evidence_ids=tuple(evidence),
+            costs=tuple(costs),
+            candidates_count=len(candidates) if candidates is not None else 0,
+            truncated=candidates.truncated if candidates is not None else False,
+            parameters=self.params.as_dict(self.mode),
+        )
+
+    def _sub_answers(
+        self,
+        sub_questions: Sequence[str],
+        candidates: Candidates | None,
+        costs: list[StageCost],
+    ) -> tuple[SubAnswer, ...]:
+        done: list[SubAnswer] = []
+        for i, sub in enumerate(sub_questions, 1):
+            previous = [(s.reformulated, s.answer) for s in done]
+            asked = self.reformulator.run(sub, previous, costs)
+            top = self._top_k(asked, candidates, costs) if candidates is not None else None
+            text = self.answerer.run(asked, top, costs)
+            done.append(SubAnswer(i, sub, asked, text, evidence=tuple(top or ())))
+        return tuple(done)
+
+    def _candidates(self, entities: Sequence[str], costs: list[StageCost]) -> Candidates:
+        assert self.retriever is not None
+        start = time.perf_counter()
+        candidates = self.retriever.candidates(entities, self.params.hops)
+        costs.append(StageCost("candidates", time.perf_counter() - start))
+        return candidates
+
+    def _top_k(
+        self, text: str, candidates: Candidates, costs: list[StageCost]
+    ) -> list[ScoredTriple]:
+        assert self.retriever is not None
+        start = time.perf_counter()
+        top = self.retriever.top_k(text, candidates, self.params.top_k)
+        costs.append(StageCost("top_k", time.perf_counter() - start))
+        return top
