@@ -23,7 +23,7 @@ def answer_line(text: str) -> str:
 
 def answer_names(text: str) -> list[str]:
     """The comma-separated names on the answer line (quotes and final period removed)."""
-    names = []
+    names: list[str] = []
     for part in answer_line(text).split(","):
         name = part.strip().strip("\"'`*").strip()
         name = name[:-1] if name.endswith(".") else name
