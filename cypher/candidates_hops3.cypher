@@ -3,7 +3,8 @@
 // end nodes into a pruning BFS, so paths through hubs are never all built); the hub policy:
 // after the topic entities, never step *through* a node with more than $hub_cap relationships.
 // Then one expansion from those nodes gives the relationships; degrees come back so the caller
-// can compute hop distances and report the hubs it did not expand.
+// can compute hop distances and report the hubs it did not expand. Each row of `rows` is
+// [triple id, subject, relation, object, subject degree, object degree].
 MATCH (s:Entity) WHERE s.name IN $entities
 MATCH (s) (()-[]-(x) WHERE COUNT { (x)--() } <= $hub_cap){0,2} (n)
 WITH DISTINCT n
@@ -11,5 +12,5 @@ MATCH (n)-[r]-()
 WITH DISTINCT r
 LIMIT $limit
 WITH r, startNode(r) AS a, endNode(r) AS b
-RETURN r.id AS id, a.name AS subject, type(r) AS relation, b.name AS object,
-       COUNT { (a)--() } AS subject_degree, COUNT { (b)--() } AS object_degree
+// One row holding a list: hydrating thousands of records costs the Python driver ~5x more.
+RETURN collect([r.id, a.name, type(r), b.name, COUNT { (a)--() }, COUNT { (b)--() }]) AS rows

@@ -91,7 +91,8 @@ def expand(
         raise KGQAError(f"hops must be between 1 and {MAX_HOPS}, got {policy.hops}")
     require_entities(driver, database, entities)
     started = time.perf_counter()
-    hub_cap = policy.hub_cap if policy.hub_cap > 0 else 2**62
+    # Cypher compares degrees as 32-bit integers here: "no cap" is the largest of those.
+    hub_cap = policy.hub_cap if policy.hub_cap > 0 else 2**31 - 1
     records = _read(
         driver,
         database,
@@ -100,13 +101,14 @@ def expand(
         hub_cap=hub_cap,
         limit=policy.max_candidates + 1,
     )
-    truncated = len(records) > policy.max_candidates
-    records = records[: policy.max_candidates]
-    triples = [Triple(r["id"], r["subject"], r["relation"], r["object"]) for r in records]
+    rows = records[0]["rows"] if records else []
+    truncated = len(rows) > policy.max_candidates
+    rows = rows[: policy.max_candidates]
+    triples = [Triple(tid, s, rel, o) for tid, s, rel, o, _, _ in rows]
     degrees: dict[str, int] = {}
-    for r in records:
-        degrees[r["subject"]] = r["subject_degree"]
-        degrees[r["object"]] = r["object_degree"]
+    for _, s, _, o, s_degree, o_degree in rows:
+        degrees[s] = s_degree
+        degrees[o] = o_degree
     hops = hop_distances(triples, degrees, entities, policy.hub_cap)
     by_hop: list[list[Triple]] = [[] for _ in range(policy.hops)]
     for t in triples:
@@ -188,12 +190,9 @@ def frontier_edges(
     driver: neo4j.Driver, database: str, names: Sequence[str], limit: int = 50000
 ) -> list[Edge]:
     """Every triple touching ``names``, both directions, seen from the entity it touches."""
+    records = _read(driver, database, "frontier_edges", names=list(names), limit=limit)
+    rows = records[0]["rows"] if records else []
     return [
-        Edge(
-            Triple(r["id"], r["subject"], r["relation"], r["object"]),
-            r["from_name"],
-            r["outgoing"],
-            r["to_node_id"],
-        )
-        for r in _read(driver, database, "frontier_edges", names=list(names), limit=limit)
+        Edge(Triple(tid, s, rel, o), name, outgoing, node_id)
+        for name, tid, s, rel, o, outgoing, node_id in rows
     ]
