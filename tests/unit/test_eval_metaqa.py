@@ -1,0 +1,93 @@
+"""MetaQA question files and seeded sampling."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from test_eval_fakes import DATA
+
+from kgqa.errors import ConfigError, KBFormatError
+from kgqa.eval import metaqa
+
+pytestmark = pytest.mark.unit
+
+
+def test_parse_line_entity_and_answers():
+    q = metaqa.parse_line("what movies did [Wim Wenders] direct\tParis, Texas|Wings of Desire\n", 7)
+    assert q.id == 7
+    assert q.entity == "Wim Wenders"
+    assert q.answers == ("Paris, Texas", "Wings of Desire")  # a comma inside a title survives
+    assert q.plain_text == "what movies did Wim Wenders direct"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("no tab here [X]", "expected 'question<TAB>answers'"),
+        ("no entity\tA", r"no \[bracketed\] topic entity"),
+        ("who is [X]\t|", "no gold answers"),
+    ],
+)
+def test_parse_line_errors_name_the_line(line, message):
+    with pytest.raises(KBFormatError, match=message) as err:
+        metaqa.parse_line(line, 12, "f.txt")
+    assert "f.txt:12" in str(err.value)
+
+
+def test_load_split_reads_qtypes_and_line_numbers():
+    qs = metaqa.load_split(DATA, 1, "dev")
+    assert [q.id for q in qs] == list(range(1, 8))
+    assert qs[1].qtype == "director_to_movie"
+    assert all(q.hops == 1 for q in qs)
+    two = metaqa.load_split(DATA, 2, "dev")
+    assert two[3].answers == ("2005", "2007")
+
+
+def test_missing_split_says_what_exists(tmp_path):
+    (tmp_path / "1-hop").mkdir()
+    (tmp_path / "1-hop" / "qa_dev.txt").write_text("who [X]\tY\n")
+    with pytest.raises(ConfigError, match="found: qa_dev.txt"):
+        metaqa.question_file(tmp_path, 1, "test")
+    with pytest.raises(ConfigError, match="--hops"):
+        metaqa.question_file(tmp_path, 4, "dev")
+
+
+def test_qtype_file_shorter_than_questions_is_an_error(tmp_path):
+    q = tmp_path / "qa_dev.txt"
+    q.write_text("who [X]\tY\nwho [Z]\tW\n")
+    t = tmp_path / "qa_dev_qtype.txt"
+    t.write_text("a\n")
+    with pytest.raises(KBFormatError, match="1 lines"):
+        metaqa.read_questions(q, t)
+
+
+def _questions(n):
+    return [metaqa.parse_line(f"q{i} [E{i}]\tA{i}", i) for i in range(1, n + 1)]
+
+
+def test_sample_is_determined_by_the_seed():
+    qs = _questions(200)
+    a = metaqa.sample(qs, 20, seed=3)
+    assert a == metaqa.sample(qs, 20, seed=3)
+    assert [q.id for q in a] != [q.id for q in metaqa.sample(qs, 20, seed=4)]
+    # Exactly random.Random(seed).sample over the file order, as documented.
+    assert a == random.Random(3).sample(qs, k=len(qs))[:20]
+    assert len({q.id for q in a}) == 20
+
+
+def test_smaller_sample_is_a_prefix_of_a_larger_one():
+    qs = _questions(200)
+    assert metaqa.sample(qs, 30, seed=0) == metaqa.sample(qs, 100, seed=0)[:30]
+
+
+def test_no_limit_or_a_large_limit_keeps_file_order():
+    qs = _questions(10)
+    assert metaqa.sample(qs, None, seed=1) == qs
+    assert metaqa.sample(qs, 50, seed=1) == qs
+
+
+def test_entity_names_from_kb():
+    names = metaqa.read_entity_names(DATA / "kb.txt")
+    assert {"Paris, Texas", "clint eastwood", "Clint Eastwood", "1998"} <= names
+    assert "directed_by" not in names
