@@ -1,0 +1,3 @@
+MATCH ()-[r]->()
+RETURN type(r) AS relation, count(r) AS count
+ORDER BY relation

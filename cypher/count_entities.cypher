@@ -1,0 +1,2 @@
+MATCH (e:Entity)
+RETURN count(e) AS count

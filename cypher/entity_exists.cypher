@@ -1,0 +1,1 @@
+RETURN EXISTS { MATCH (:Entity {name: $name}) } AS exists
