@@ -44,6 +44,27 @@ class Factory:
             self._cache["graph"] = Neo4jStore(self.driver(), self.settings.neo4j.database)
         return self._cache["graph"]
 
+    def embedder(self) -> Any:
+        """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed``; the model loads on
+        the first ``embed`` call, not here."""
+        if "embedder" not in self._cache:
+            from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
+
+            s = self.settings.embed
+            self._cache["embedder"] = SentenceTransformerEmbedder(
+                s.model, device=s.device, batch_size=s.batch_size, precision=s.precision
+            )
+        return self._cache["embedder"]
+
+    def vector_index(self) -> Any:
+        """The :class:`~kgqa.index.faiss_index.VectorIndex` in ``settings.index_dir``, checked
+        against the configured embedder (``IndexMismatch`` if missing or built otherwise)."""
+        if "vector_index" not in self._cache:
+            from kgqa.index.faiss_index import VectorIndex
+
+            self._cache["vector_index"] = VectorIndex.open(self.settings.index_dir, self.embedder())
+        return self._cache["vector_index"]
+
     def retriever(self) -> Any:
         """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
         if "retriever" not in self._cache:
@@ -83,9 +104,25 @@ class Factory:
         the graph is connected only for the modes that read it."""
         from kgqa.pipeline.pipeline import GRAPH_MODES, KGRAGPipeline, PipelineParams
 
-        retriever = self.retriever() if mode in GRAPH_MODES else None
         params = PipelineParams.from_settings(self.settings)
+        if mode == "graph":
+            return self.graph_pipeline(params)
+        retriever = self.retriever() if mode in GRAPH_MODES else None
         return KGRAGPipeline(self.llm(), retriever, params, mode)
+
+    def graph_pipeline(self, params: Any) -> Any:
+        """``--mode graph``: LLM decomposition + a walk over real graph edges."""
+        from kgqa.graph.expand import frontier_edges
+        from kgqa.pipeline.graph_mode import GraphPipeline
+        from kgqa.pipeline.graph_walk import GraphWalker, embedding_scorer
+
+        driver, database = self.driver(), self.settings.neo4j.database
+        index, embedder = self.vector_index(), self.embedder()
+        walker = GraphWalker(
+            lambda names: frontier_edges(driver, database, names),
+            embedding_scorer(embedder.embed, index.vectors),
+        )
+        return GraphPipeline(self.llm(), walker, params)
 
     def close(self) -> None:
         if self._driver is not None:

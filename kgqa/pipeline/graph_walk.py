@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgqa.types import AnswerEntity, Edge, verbalize_relation
+from kgqa.types import AnswerEntity, Edge, Triple, verbalize_relation
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,12 @@ class Hop:
     chosen: Option | None
     options: tuple[Option, ...]
     entities: tuple[str, ...]
-    triple_ids: tuple[int, ...]
+    # The triples the frontier moved along (the chosen option's edges).
+    triples: tuple[Triple, ...]
+
+    @property
+    def triple_ids(self) -> tuple[int, ...]:
+        return tuple(t.id for t in self.triples)
 
 
 EdgeSource = Callable[[Sequence[str]], list[Edge]]
@@ -118,7 +123,9 @@ class GraphWalker:
                 new_support[edge.to_name] |= support.get(edge.from_name, set()) | {edge.triple.id}
             frontier = sorted(new_support)
             support = dict(new_support)
-            used = sorted({e.triple.id for e in groups[(chosen.relation, chosen.outgoing)]})
+            used = sorted(
+                {e.triple for e in groups[(chosen.relation, chosen.outgoing)]}, key=lambda t: t.id
+            )
             hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), tuple(used)))
         # Rank: entities reached along more distinct triples first (more evidence), then by name.
         ranked = sorted(support.items(), key=lambda kv: (-len(kv[1]), kv[0])) if frontier else []

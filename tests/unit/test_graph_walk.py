@@ -37,8 +37,13 @@ def keyword_scorer(text, groups):
 
 def test_two_hops_follow_real_edges_and_carry_support():
     walker = GraphWalker(edges, keyword_scorer)
-    hops, answers = walker.walk(["John Shirley"], ["Which movies were written by him?", "What genre are they?"])
-    assert [(h.chosen.relation, h.chosen.outgoing) for h in hops] == [("written_by", False), ("has_genre", True)]
+    hops, answers = walker.walk(
+        ["John Shirley"], ["Which movies were written by him?", "What genre are they?"]
+    )
+    assert [(h.chosen.relation, h.chosen.outgoing) for h in hops] == [
+        ("written_by", False),
+        ("has_genre", True),
+    ]
     assert hops[0].entities == ("Blue", "Red")
     assert {a.name for a in answers} == {"Drama", "Horror"}
     drama = next(a for a in answers if a.name == "Drama")
@@ -73,3 +78,36 @@ def test_embedding_scorer_uses_max_dot_per_option():
     scores = scorer("q", groups)
     assert scores[("a", True)] == pytest.approx(1.0)
     assert scores[("b", False)] == pytest.approx(0.6)
+
+
+def test_graph_pipeline_decomposes_walks_and_grounds_every_answer():
+    from kgqa.llm.fake import ScriptedLLM
+    from kgqa.pipeline.graph_mode import GraphPipeline
+
+    llm = ScriptedLLM().enqueue(
+        [
+            "Reasoning: movies first, then genres.\nSub-questions:\n"
+            "1. Which movies were written by [John Shirley]?\n2. What genres are those movies in?\n<END>"
+        ]
+    )
+    pipeline = GraphPipeline(llm, GraphWalker(edges, keyword_scorer))
+    answer = pipeline.answer(
+        "what genres are the movies written by [John Shirley] in", ["John Shirley"]
+    )
+    assert len(llm.calls) == 1  # decomposition only: no synthesis call by default
+    assert answer.mode == "graph"
+    assert {a.name for a in answer.answer_entities} == {"Drama", "Horror"}
+    assert set(answer.evidence_ids) == {1, 2, 3, 4}
+    assert all(a.support for a in answer.answer_entities)
+    assert "written by" in answer.reasoning and "has genre" in answer.reasoning
+    assert [s.entities for s in answer.sub_answers] == [("Blue", "Red"), ("Drama", "Horror")]
+    assert [c.stage for c in answer.costs] == ["decompose", "graph_walk"]
+
+
+def test_graph_pipeline_without_entities_is_a_clear_error():
+    from kgqa.errors import KGQAError
+    from kgqa.llm.fake import ScriptedLLM
+    from kgqa.pipeline.graph_mode import GraphPipeline
+
+    with pytest.raises(KGQAError, match="no topic entity"):
+        GraphPipeline(ScriptedLLM(), GraphWalker(edges, keyword_scorer)).answer("who?", [])

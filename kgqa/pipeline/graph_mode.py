@@ -1,0 +1,136 @@
+"""``--mode graph``: decomposition by the LLM, then a graph walk that answers each sub-question
+with real entities (:mod:`kgqa.pipeline.graph_walk`), then (optionally) an LLM synthesis.
+
+The LLM spends tokens only where it adds understanding: splitting the question into
+sub-questions. Choosing the relation at each hop uses a cheaper signal, the dot product between
+the embedded sub-question and the frontier's triples (embedded at load time); the answer set is
+read off the graph, so it cannot contain an entity that no triple supports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from kgqa.errors import KGQAError
+from kgqa.llm.base import LLM
+from kgqa.pipeline.decompose import Decomposer
+from kgqa.pipeline.graph_walk import GraphWalker, Hop
+from kgqa.pipeline.pipeline import PipelineParams
+from kgqa.pipeline.synthesize import Synthesizer
+from kgqa.prompts import PromptTemplate
+from kgqa.types import Answer, AnswerEntity, ScoredTriple, StageCost, SubAnswer
+
+# How many answer names the prose answer lists before "and N more".
+_SHOWN = 10
+
+
+def render_answer(entities: Sequence[AnswerEntity]) -> str:
+    names = [e.name for e in entities[:_SHOWN]]
+    more = len(entities) - len(names)
+    return ", ".join(names) + (f" (and {more} more)" if more > 0 else "")
+
+
+def describe_hops(hops: Sequence[Hop]) -> str:
+    steps = []
+    for i, hop in enumerate(hops, 1):
+        if hop.chosen is None:
+            steps.append(f"{i}. {hop.sub_question} -> no relation found at the frontier")
+            continue
+        steps.append(
+            f"{i}. {hop.sub_question} -> follow {hop.chosen.describe()} "
+            f"(score {hop.chosen.score:.2f}) -> {len(hop.entities)} entities"
+        )
+    return "\n".join(steps)
+
+
+class GraphPipeline:
+    """Implements :class:`kgqa.pipeline.base.QAPipeline` for ``mode == "graph"``."""
+
+    mode = "graph"
+
+    def __init__(
+        self,
+        llm: LLM | None,
+        walker: GraphWalker,
+        params: PipelineParams | None = None,
+        *,
+        decompose: bool = True,
+        synthesize: bool = False,
+    ):
+        if (decompose or synthesize) and llm is None:
+            raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
+        self.params = params or PipelineParams()
+        self.walker = walker
+        self.decompose = decompose
+        self.synthesize = synthesize
+        pdir = self.params.prompts_dir
+        self.decomposer = (
+            Decomposer(
+                llm,
+                self.params.gen,
+                PromptTemplate("decompose", pdir),
+                max_sub_questions=self.params.max_sub_questions,
+            )
+            if decompose and llm is not None
+            else None
+        )
+        self.synthesizer = (
+            Synthesizer(
+                llm,
+                self.params.gen.with_(max_tokens=self.params.synthesis_max_tokens),
+                PromptTemplate("synthesize", pdir),
+            )
+            if synthesize and llm is not None
+            else None
+        )
+
+    def answer(self, question: str, entities: Sequence[str]) -> Answer:
+        entities = tuple(entities)
+        if not entities:
+            raise KGQAError(
+                "no topic entity: pass --entity NAME or write it in [brackets] in the question"
+            )
+        costs: list[StageCost] = []
+        reasoning = ""
+        sub_questions: Sequence[str] = (question,)
+        if self.decomposer is not None:
+            decomposition = self.decomposer.run(question, costs)
+            reasoning = decomposition.reasoning
+            sub_questions = decomposition.sub_questions
+        start = time.perf_counter()
+        hops, answer_entities = self.walker.walk(entities, sub_questions)
+        costs.append(StageCost("graph_walk", time.perf_counter() - start))
+        subs = tuple(
+            SubAnswer(
+                i,
+                hop.sub_question,
+                hop.sub_question,
+                render_answer([AnswerEntity(n) for n in hop.entities]),
+                evidence=tuple(ScoredTriple(t, hop.chosen.score) for t in hop.triples)
+                if hop.chosen
+                else (),
+                entities=hop.entities,
+            )
+            for i, hop in enumerate(hops, 1)
+        )
+        walk = describe_hops(hops)
+        reasoning = f"{reasoning}\n{walk}".strip() if reasoning else walk
+        text = render_answer(answer_entities) if answer_entities else "no answer found in the graph"
+        if self.synthesizer is not None and answer_entities:
+            text = self.synthesizer.run(question, reasoning, subs, costs)
+        evidence = sorted({tid for a in answer_entities for tid in a.support})
+        return Answer(
+            question=question,
+            entities_in=entities,
+            mode=self.mode,
+            text=text,
+            reasoning=reasoning,
+            sub_answers=subs,
+            answer_entities=tuple(answer_entities),
+            evidence_ids=tuple(evidence),
+            costs=tuple(costs),
+            candidates_count=sum(len(h.triple_ids) for h in hops),
+            parameters=self.params.as_dict(self.mode)
+            | {"decompose": self.decompose, "synthesize": self.synthesize},
+        )
