@@ -77,9 +77,13 @@ def describe_problems(problems: Sequence[tuple[int, str]], limit: int = MAX_LIST
 
 
 def check_problems(parsed: ParsedKB, on_error: OnError = "fail") -> None:
-    """Raise :class:`KBFormatError` listing the bad lines, unless ``on_error == "skip"``."""
+    """Raise :class:`KBFormatError` listing the bad lines, unless ``on_error == "skip"``;
+    raise it too when there is no valid triple at all (an empty file is a mistake)."""
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
+    if not parsed.triples and not (parsed.problems and on_error == "fail"):
+        bad = f" ({len(parsed.problems):,} bad lines)" if parsed.problems else ""
+        raise KBFormatError(f"{parsed.path}: no triples to load{bad}", list(parsed.problems))
     if parsed.problems and on_error == "fail":
         count = len(parsed.problems)
         raise KBFormatError(

@@ -1,0 +1,43 @@
+"""Every packaged Cypher file compiles on the real Neo4j (EXPLAIN: planned, never run), with
+every parameter it names supplied, and without a warning (deprecations, missing parameters)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+
+from kgqa.graph.queries import names, query
+from kgqa.settings import Settings
+
+if TYPE_CHECKING:
+    import neo4j
+
+pytestmark = pytest.mark.integration
+
+# $name, including the $($name) of a dynamic label or type; $(row.r) is an expression.
+PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
+
+
+def test_there_are_queries_to_check() -> None:
+    assert {"merge_entities", "merge_triples", "count_entities"} <= set(names())
+
+
+@pytest.mark.parametrize("name", names())
+def test_cypher_file_compiles(
+    name: str, neo4j_driver: neo4j.Driver, neo4j_settings: Settings
+) -> None:
+    from neo4j import NotificationMinimumSeverity
+
+    text = query(name)
+    params = {p: None for p in PARAMETER.findall(text)}
+    # An auto-commit session: files using CALL ... IN TRANSACTIONS cannot run in a managed one.
+    with neo4j_driver.session(
+        database=neo4j_settings.neo4j.database,
+        notifications_min_severity=NotificationMinimumSeverity.WARNING,
+    ) as session:
+        summary = session.run("EXPLAIN " + text, params).consume()
+    assert summary.plan is not None
+    warnings = [s.status_description for s in summary.gql_status_objects if s.is_notification]
+    assert warnings == []
