@@ -74,6 +74,8 @@ class EmbedSettings:
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = 256
     device: str = "cpu"
+    # "auto" (bfloat16 on CPUs with AVX-512 BF16, else float32), "float32" or "bfloat16".
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ def settings_from(ctx: click.Context, overrides: dict[str, Any] | None = None) -
 
 
 def _commands() -> list[click.Command]:
-    from kgqa.commands import eval_cmd, graph_cmds, neo4j_cmd, retrieve_cmd
+    from kgqa.commands import eval_cmd, graph_cmds, index_cmd, neo4j_cmd, retrieve_cmd
 
     return [
         neo4j_cmd.neo4j,
         graph_cmds.load,
         graph_cmds.stats,
+        index_cmd.index,
         retrieve_cmd.retrieve,
         eval_cmd.eval,
     ]

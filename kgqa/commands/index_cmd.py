@@ -1,0 +1,115 @@
+"""``kgqa index``: embed the graph's triples into the vector index, or show its status."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kgqa.commands import settings_from
+
+if TYPE_CHECKING:
+    from kgqa.index.sync import IndexStatus, SyncReport
+
+
+@click.command()
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the index and embed every triple again (after changing embed.model).",
+)
+@click.option(
+    "--status",
+    is_flag=True,
+    help="Show the manifest and whether the index matches the model and the graph; change nothing.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> None:
+    """Embed the graph's triples that the vector index lacks (reloads embed nothing)."""
+    from kgqa.factory import Factory
+
+    if rebuild and status:
+        raise click.UsageError("--rebuild and --status exclude each other")
+    settings = settings_from(ctx)
+    with Factory(settings) as factory:
+        if status:
+            show_status(factory, as_json)
+            return
+        from kgqa.index.sync import sync_with_graph
+
+        report = sync_with_graph(
+            factory.driver(),
+            settings.neo4j.database,
+            settings.index_dir,
+            factory.embedder(),
+            rebuild=rebuild,
+            progress=not as_json,
+        )
+        click.echo(json.dumps(_report_dict(report)) if as_json else _report_line(report))
+
+
+def show_status(factory: Any, as_json: bool) -> None:
+    from kgqa.errors import GraphUnavailable
+    from kgqa.index.sync import graph_triples, index_status
+
+    settings = factory.settings
+    graph_error = None
+    try:
+        ids = [t.id for t in graph_triples(factory.driver(), settings.neo4j.database)]
+    except GraphUnavailable as e:
+        ids, graph_error = None, str(e)
+    st = index_status(settings.index_dir, factory.embedder(), ids)
+    if as_json:
+        click.echo(json.dumps(_status_dict(st) | {"graph_error": graph_error}, indent=2))
+        return
+    click.echo(f"index:    {st.index_dir}")
+    m = st.manifest
+    if m is not None:
+        click.echo(f"model:    {m.model} ({m.dim}-d, {m.precision or 'float32'})")
+        click.echo(f"vectors:  {m.count:,}  fingerprint {m.kb_fingerprint}")
+        click.echo(f"created:  {m.created}  updated {m.updated}  (kgqa {m.kgqa_version})")
+    if st.graph_triples is not None:
+        click.echo(
+            f"graph:    {st.graph_triples:,} triples; {st.missing:,} not embedded, "
+            f"{st.stale:,} embedded but gone from the graph"
+        )
+    elif graph_error:
+        click.echo(f"graph:    not checked ({graph_error})")
+    if st.problem:
+        click.echo(f"problem:  {st.problem}")
+    elif st.in_sync:
+        click.echo("status:   in sync")
+    elif st.graph_triples is not None:
+        click.echo("status:   out of date; run `kgqa index`")
+
+
+def _report_dict(r: SyncReport) -> dict[str, Any]:
+    return {
+        "index_dir": r.index_dir,
+        "model": r.model,
+        "embedded": r.embedded,
+        "already_present": r.already_present,
+        "removed": r.removed,
+        "total": r.total,
+        "seconds": round(r.seconds, 2),
+        "triples_per_s": round(r.rate, 1),
+    }
+
+
+def _report_line(r: SyncReport) -> str:
+    rate = f" ({r.rate:,.0f} triples/s)" if r.embedded else ""
+    removed = f", removed {r.removed:,}" if r.removed else ""
+    return (
+        f"embedded {r.embedded:,} triples in {r.seconds:.1f} s{rate}, {r.already_present:,} "
+        f"already present{removed}; the index holds {r.total:,} ({r.index_dir})"
+    )
+
+
+def _status_dict(st: IndexStatus) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    data = asdict(st)
+    data["in_sync"] = st.in_sync
+    return data
