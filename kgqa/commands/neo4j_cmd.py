@@ -140,6 +140,12 @@ def status(
         click.echo(json.dumps({"external": False, **st.as_dict()}, indent=2))
         return
     state = f"running (pid {st.pid})" if st.running else "stopped"
+    if not st.running:
+        from kgqa.graph.server import port_in_use
+
+        taken = [f"port {p}" for p in (st.bolt_port, st.http_port) if port_in_use(p)]
+        if taken:
+            state += f" (but {', '.join(taken)} in use by another process)"
     click.echo(f"Neo4j {settings.neo4j.version}: {state}")
     click.echo(f"  Bolt:     {st.bolt_uri}")
     click.echo(f"  Browser:  {st.browser_url}")
