@@ -144,3 +144,9 @@ def test_every_command_has_help(name):
 def test_parse_ints():
     assert eval_cmd.parse_ints("0-3,7", "--seeds") == [0, 1, 2, 3, 7]
     assert eval_cmd.parse_ints("2", "--hops") == [2]
+
+
+def test_eval_is_registered_on_the_kgqa_command():
+    from kgqa.cli import cli
+
+    assert cli.commands["eval"] is eval_cmd.eval
