@@ -25,13 +25,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kgqa.loaders import get as get_reader
-from kgqa.loaders.base import ParsedKB, RawTriple
-
 from kgqa.factory import Factory
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import DuplicateId, Neo4jStore
 from kgqa.graph.queries import query
+from kgqa.loaders import get as get_reader
+from kgqa.loaders.base import ParsedKB, RawTriple
 from kgqa.settings import load_settings
 
 

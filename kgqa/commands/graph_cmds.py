@@ -54,6 +54,17 @@ def load(
 
             click.echo(f"skipped {len(report.problems):,} bad lines:", err=True)
             click.echo(describe_problems(report.problems), err=True)
+        if not no_index:
+            # Embed once, at load time: only the graph's triples the index lacks (a reload
+            # embeds nothing); an interrupted embedding resumes on the next load or `kgqa index`.
+            from kgqa.commands.index_cmd import _report_line
+            from kgqa.index.sync import sync_with_graph
+
+            settings = factory.settings
+            sync = sync_with_graph(
+                factory.driver(), settings.neo4j.database, settings.index_dir, factory.embedder()
+            )
+            click.echo(_report_line(sync))
 
 
 def load_graph(

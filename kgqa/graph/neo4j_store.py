@@ -114,8 +114,10 @@ class Neo4jStore:
             return s.execute_write(work)
 
     def ensure_schema(self) -> None:
-        """Create the uniqueness constraint on entity names (if it does not exist yet)."""
+        """Create the uniqueness constraint on entity names and the full-text index used for
+        close-name suggestions and entity linking (each only if it does not exist yet)."""
         self._write("create_entity_constraint")
+        self._write("create_entity_fulltext_index")
 
     def merge_entities(self, names: Sequence[str]) -> int:
         """MERGE one batch of entity nodes; returns how many were new."""

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from kgqa.loaders.base import ParsedKB, RawTriple
-from kgqa.loaders.metaqa import parse_lines, read
 
 from kgqa.errors import KBFormatError
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import Neo4jStore
+from kgqa.loaders.base import ParsedKB, RawTriple
+from kgqa.loaders.metaqa import parse_lines, read
 from kgqa.settings import Settings
 from kgqa.types import Triple
 

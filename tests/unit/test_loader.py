@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from kgqa.loaders import formats, get
-from kgqa.loaders import metaqa as metaqa_module
-from kgqa.loaders.base import RawTriple, triple_id
-from kgqa.loaders.metaqa import parse_lines, read
 
 from kgqa.errors import KBFormatError
 from kgqa.graph.load import LoadReport, check_problems, describe_problems, load_kb
 from kgqa.graph.neo4j_store import DuplicateId
+from kgqa.loaders import formats, get
+from kgqa.loaders import metaqa as metaqa_module
+from kgqa.loaders.base import RawTriple, triple_id
+from kgqa.loaders.metaqa import parse_lines, read
 
 pytestmark = pytest.mark.unit
 
