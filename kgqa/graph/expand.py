@@ -25,11 +25,11 @@ MAX_HOPS = 3
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 
-def _read(driver: neo4j.Driver, database: str, name: str, **params: Any) -> list[Any]:
+def _read(driver: neo4j.Driver, database: str, query_name: str, /, **params: Any) -> list[Any]:
     import neo4j
 
     records, _, _ = driver.execute_query(
-        query(name), params, database_=database, routing_=neo4j.RoutingControl.READ
+        query(query_name), params, database_=database, routing_=neo4j.RoutingControl.READ
     )
     return records
 
