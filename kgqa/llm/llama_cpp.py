@@ -25,7 +25,8 @@ class LlamaCppLLM:
     """An :class:`~kgqa.llm.base.LLM` over a local GGUF file.
 
     ``n_threads=0`` uses every core; ``n_gpu_layers`` > 0 offloads layers on a CUDA/Metal
-    build of llama-cpp-python (ignored by a CPU build).
+    build of llama-cpp-python (ignored by a CPU build). :meth:`pin_prefix` keeps a fixed prompt
+    prefix (in-context examples) evaluated across calls.
     """
 
     def __init__(
@@ -49,6 +50,8 @@ class LlamaCppLLM:
         self.load_seconds: float | None = None
         self._llama: llama_cpp.Llama | None = None
         self._grammars: dict[str, Any] = {}
+        self._pending_pins: list[list[Any]] = []
+        self._pins = _PinnedStates()
         # One llama context holds one KV cache: calls must not interleave.
         self._lock = threading.Lock()
 
@@ -107,13 +110,21 @@ class LlamaCppLLM:
                 seed=self.seed if params.seed is None else params.seed,
                 grammar=self._grammar(params.grammar) if params.grammar else None,
             )
+            # Only calls that continue a pinned prompt get the cache: with a cache set,
+            # llama-cpp-python also saves the full state (~300 MB of logits) after each call.
+            cache = self._pinned_cache_for(prompt)
             start = time.perf_counter()
-            if isinstance(prompt, str):
-                out: Any = self._llama.create_completion(prompt, **kwargs)
-                text = out["choices"][0]["text"]
-            else:
-                out = self._llama.create_chat_completion(messages=list(prompt), **kwargs)  # type: ignore[arg-type]
-                text = out["choices"][0]["message"]["content"] or ""
+            self._llama.cache = cache
+            try:
+                if isinstance(prompt, str):
+                    out: Any = self._llama.create_completion(prompt, **kwargs)
+                    text = out["choices"][0]["text"]
+                else:
+                    messages: Any = list(prompt)
+                    out = self._llama.create_chat_completion(messages=messages, **kwargs)
+                    text = out["choices"][0]["message"]["content"] or ""
+            finally:
+                self._llama.cache = None
             seconds = time.perf_counter() - start
         usage = out.get("usage") or {}
         return Completion(
@@ -124,12 +135,70 @@ class LlamaCppLLM:
             finish_reason=out["choices"][0].get("finish_reason") or "stop",
         )
 
-    def set_prompt_cache(self, capacity_bytes: int = 2 << 30) -> None:
-        """Keep the KV state of earlier prompts in RAM so a prompt that shares a prefix with
-        any of them (not only the previous call) starts from there (see benchmarks/bench_llm.py
-        for when this pays)."""
-        import llama_cpp
+    def pin_prefix(self, prompt: Prompt) -> None:
+        """Keep the evaluated state of ``prompt`` so that a later chat prompt with the same
+        messages except the last one starts from it, even after other prompts ran in between.
 
-        self.warm_up()
-        assert self._llama is not None
-        self._llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=capacity_bytes))
+        llama.cpp by itself reuses only the prefix shared with the *previous* call; in the
+        pipeline the decomposition prompt (about 500 tokens of instructions and examples)
+        follows other stages, so it would be re-evaluated for every question. Cheap to call:
+        the state is computed on the first call after the model is loaded.
+        """
+        if isinstance(prompt, str):
+            raise TypeError("pin_prefix takes chat messages")
+        self._pending_pins.append(list(prompt))
+
+    def _pinned_cache_for(self, prompt: Prompt) -> Any:
+        """The pinned-state cache if ``prompt`` continues a pinned prompt, else ``None``."""
+        if self._pending_pins:
+            assert self._llama is not None
+            for pin in self._pending_pins:
+                self._llama.create_chat_completion(messages=pin, max_tokens=1)
+                self._pins.add(pin[:-1], self._llama.save_state())
+            self._pending_pins.clear()
+        if isinstance(prompt, str) or not self._pins.matches(list(prompt)[:-1]):
+            return None
+        return self._pins
+
+
+class _PinnedStates:
+    """A llama-cpp-python prompt cache that serves pinned states and stores nothing else.
+
+    Duck-types ``llama_cpp.BaseLlamaCache`` (``__getitem__`` / ``__contains__`` /
+    ``__setitem__``): llama-cpp-python loads the returned state when its prefix is longer
+    than what the context already holds, and evaluates only the rest of the prompt.
+    """
+
+    def __init__(self) -> None:
+        self._states: list[tuple[list[Any], Any]] = []
+
+    def add(self, messages: list[Any], state: Any) -> None:
+        self._states.append((messages, state))
+
+    def matches(self, messages: list[Any]) -> bool:
+        return any(m == messages for m, _ in self._states)
+
+    def _best(self, key: Any) -> Any:
+        from llama_cpp import Llama
+
+        tokens = list(key)
+        scored = [
+            (Llama.longest_token_prefix(s.input_ids.tolist(), tokens), s) for _, s in self._states
+        ]
+        best = max(scored, key=lambda x: x[0], default=(0, None))
+        if best[0] == 0:
+            raise KeyError("no pinned prefix")
+        return best[1]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._best(key)
+
+    def __contains__(self, key: Any) -> bool:
+        try:
+            self._best(key)
+        except KeyError:
+            return False
+        return True
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass  # per-call states are not kept: only the pinned ones are worth their memory

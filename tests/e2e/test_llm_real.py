@@ -48,3 +48,20 @@ def test_gbnf_choice_and_stop_string(llm):
         "Q: What is 2+2? A: 4. Q: What is 3+3?", GenParams(max_tokens=16, stop=("?",))
     )
     assert "?" not in raw.text
+
+
+def test_pinned_prefix_gives_the_same_output_faster(llm):
+    from kgqa.prompts import PromptTemplate
+
+    decompose = PromptTemplate("decompose")
+    prompt = decompose.render(question="who directed the movies written by [Nora Ephron]")
+    other = [{"role": "user", "content": "Say hello."}]
+    # Greedy: with sampling, a prompt evaluated in other batch splits may flip a near-tie.
+    params = GenParams(max_tokens=40, temperature=0.0, stop=("<END>",))
+    llm.complete(other, GenParams(max_tokens=2))
+    plain = llm.complete(prompt, params)
+    llm.pin_prefix(decompose.render(question=""))
+    llm.complete(other, GenParams(max_tokens=2))  # evaluates the pin, then another prompt
+    pinned = llm.complete(prompt, params)
+    assert pinned.text == plain.text
+    assert pinned.seconds < plain.seconds

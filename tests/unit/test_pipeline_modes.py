@@ -165,3 +165,27 @@ def test_a_broken_prompt_override_fails_when_the_pipeline_is_built(tmp_path):
     (tmp_path / "synthesize.txt").write_text("Question: {question}\n{sub_answers}")
     with pytest.raises(PromptError, match=r"\{reasoning\}"):
         _pipeline("llm", ScriptedLLM(), prompts_dir=tmp_path)
+
+
+class PinningLLM(ScriptedLLM):
+    def __init__(self):
+        super().__init__()
+        self.pins: list = []
+
+    def pin_prefix(self, prompt):
+        self.pins.append(prompt)
+
+
+@pytest.mark.parametrize("mode,pins", [("kgrag", 2), ("qd", 2), ("kaping", 0), ("llm", 0)])
+def test_decomposing_modes_pin_the_fixed_prompt_prefixes(mode, pins):
+    llm = PinningLLM()
+    _pipeline(mode, llm, FakeRetriever())
+    assert len(llm.pins) == pins and llm.calls == []
+    if pins:
+        # The pinned prompt is the decomposition prompt up to the question itself.
+        assert (
+            llm.pins[0][:-1]
+            == KGRAGPipeline(
+                ScriptedLLM(), None, PipelineParams(), "qd"
+            ).decomposer.template.render(question="Q")[:-1]
+        )
