@@ -1,7 +1,8 @@
 // Every relationship that touches the topic entities, in both directions (N = 1).
 // Same columns as candidates_hops2/3 (the topic entities are always expanded, so no hub cap).
 MATCH (n:Entity) WHERE n.name IN $entities
-MATCH (n)-[r]-()
+// The far end is an :Entity: saved runs (:KgqaRun) link to entities but are not the KB.
+MATCH (n)-[r]-(:Entity)
 WITH DISTINCT r
 LIMIT $limit
 WITH r, startNode(r) AS a, endNode(r) AS b

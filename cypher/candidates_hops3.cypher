@@ -6,9 +6,10 @@
 // can compute hop distances and report the hubs it did not expand. Each row of `rows` is
 // [triple id, subject, relation, object, subject degree, object degree].
 MATCH (s:Entity) WHERE s.name IN $entities
-MATCH (s) (()-[]-(x) WHERE COUNT { (x)--() } <= $hub_cap){0,2} (n)
+MATCH (s) (()-[]-(x:Entity) WHERE COUNT { (x)--() } <= $hub_cap){0,2} (n)
 WITH DISTINCT n
-MATCH (n)-[r]-()
+// The far end is an :Entity: saved runs (:KgqaRun) link to entities but are not the KB.
+MATCH (n)-[r]-(:Entity)
 WITH DISTINCT r
 LIMIT $limit
 WITH r, startNode(r) AS a, endNode(r) AS b

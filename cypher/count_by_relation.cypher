@@ -1,3 +1,3 @@
-MATCH ()-[r]->()
+MATCH (:Entity)-[r]->(:Entity)
 RETURN type(r) AS relation, count(r) AS count
 ORDER BY relation

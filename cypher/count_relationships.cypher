@@ -1,2 +1,3 @@
-MATCH ()-[r]->()
+// Only KB triples: :KgqaRun links (saved answers) are not part of the KB.
+MATCH (:Entity)-[r]->(:Entity)
 RETURN count(r) AS count

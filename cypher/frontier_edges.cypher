@@ -3,7 +3,7 @@
 // One row holding a list (fast to hydrate); each item is
 // [frontier name, triple id, subject, relation, object, outgoing?, element id of the far node].
 UNWIND $names AS name
-MATCH (n:Entity {name: name})-[r]-(m)
+MATCH (n:Entity {name: name})-[r]-(m:Entity)
 WITH DISTINCT n, r, m
 LIMIT $limit
 RETURN collect([n.name, r.id, startNode(r).name, type(r), endNode(r).name, startNode(r) = n,

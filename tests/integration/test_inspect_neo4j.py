@@ -211,7 +211,7 @@ KB_QUERIES_SEE_RUNS = pytest.mark.xfail(
 )
 
 
-@KB_QUERIES_SEE_RUNS
+
 def test_saved_run_does_not_change_kgqa_stats(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     store = Neo4jStore(driver, database)
@@ -220,7 +220,7 @@ def test_saved_run_does_not_change_kgqa_stats(db: tuple[neo4j.Driver, str]) -> N
     assert store.stats() == before
 
 
-@KB_QUERIES_SEE_RUNS
+
 def test_saved_run_does_not_change_retrieval(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     policy = ExpandPolicy(hops=2)
