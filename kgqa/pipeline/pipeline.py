@@ -117,13 +117,14 @@ class KGRAGPipeline:
         self.synthesizer = Synthesizer(
             llm, p.gen.with_(max_tokens=p.synthesis_max_tokens), PromptTemplate("synthesize", pdir)
         )
-        # The decomposition and reformulation prompts start with fixed instructions and
-        # examples (~500 and ~200 tokens); an LLM that can keep such a prefix evaluated
+        # The decomposition, reformulation and synthesis prompts start with fixed instructions
+        # and examples (~580, ~200 and ~150 tokens); an LLM that can keep such a prefix evaluated
         # (LlamaCppLLM.pin_prefix) skips re-reading them for every question.
         pin = getattr(llm, "pin_prefix", None)
         if pin is not None and mode in ("kgrag", "qd"):
             pin(self.decomposer.template.render(question=""))
             pin(self.reformulator.template.render(sub_question="", previous=""))
+            pin(self.synthesizer.template.render(question="", reasoning="", sub_answers=""))
 
     def answer(self, question: str, entities: Sequence[str]) -> Answer:
         entities = tuple(entities)

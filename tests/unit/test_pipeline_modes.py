@@ -176,7 +176,7 @@ class PinningLLM(ScriptedLLM):
         self.pins.append(prompt)
 
 
-@pytest.mark.parametrize("mode,pins", [("kgrag", 2), ("qd", 2), ("kaping", 0), ("llm", 0)])
+@pytest.mark.parametrize("mode,pins", [("kgrag", 3), ("qd", 3), ("kaping", 0), ("llm", 0)])
 def test_decomposing_modes_pin_the_fixed_prompt_prefixes(mode, pins):
     llm = PinningLLM()
     _pipeline(mode, llm, FakeRetriever())
