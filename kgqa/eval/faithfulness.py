@@ -263,38 +263,12 @@ _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]+)[\"\u201d]|\[([^\[\]\n]+)
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCT = "\"'`*()[]{}<>\u201c\u201d\u2018\u2019.,;:!?"
 _MAX_NAME_TOKENS = 10
-_TITLE_ENDINGS = ("!", ".", "?")
+_TITLE_ENDINGS = "!.?"
 # Longer answer items are prose, not names.
 _MAX_ITEM_WORDS = 8
 # Lower-case words that names contain ("Gone with the Wind", "Ludwig van Beethoven").
 _CONNECTIVES = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "at",
-        "by",
-        "de",
-        "del",
-        "der",
-        "di",
-        "du",
-        "e",
-        "et",
-        "for",
-        "from",
-        "in",
-        "la",
-        "le",
-        "of",
-        "on",
-        "the",
-        "to",
-        "van",
-        "von",
-        "with",
-        "y",
-    ]
+    "a an and at by de del der di du e et for from in la le of on the to van von with y".split()  # noqa: SIM905
 )
 # Capitalized words that start sentences far more often than they name an entity (MetaQA has
 # movies called "It", "Her", "Up"...): a lone one is never read as a claim.
@@ -332,9 +306,9 @@ def _capitalized(word: str) -> bool:
 
 def name_spans(text: str, min_tokens: int = 1) -> list[_Span]:
     """Every span that could be an entity name: runs of 1-10 words that start and end with a
-    capitalized word (or a number), with edge punctuation stripped (and kept once more with a
-    trailing "!" or "." for titles like "Them!"), plus quoted and [bracketed] spans. Lone
-    words need ``min_tokens=1`` and are never stop words."""
+    capitalized word (or a number), with edge punctuation stripped (and kept once more with
+    its trailing "!", "." or "?" for titles like "Them!"), plus quoted and [bracketed] spans.
+    Lone words need ``min_tokens=1`` and are never stop words."""
     tokens = [_core(text, m.start(), m.end()) for m in _TOKEN.finditer(text)]
     tokens = [(a, b) for a, b in tokens if b > a]
     spans: list[_Span] = []
@@ -348,8 +322,11 @@ def name_spans(text: str, min_tokens: int = 1) -> list[_Span]:
             if i == j and text[a:b].lower() in _STOP_WORDS:
                 continue
             spans.append(_Span(a, d, text[a:d]))
-            if d < len(text) and text[d] in "!.?":
-                spans.append(_Span(a, d + 1, text[a : d + 1]))
+            e = d
+            while e < len(text) and text[e] in _TITLE_ENDINGS:
+                e += 1
+            if e > d:
+                spans.append(_Span(a, e, text[a:e]))
     for m in _QUOTED.finditer(text):
         group = 1 if m.group(1) is not None else 2
         a, b = _core(text, m.start(group), m.end(group))
@@ -558,11 +535,11 @@ class FaithfulnessChecker:
         if item.known:
             exact = item.text if item.text in known else by_norm[norm(item.text)][0]
             return [_Mention(stage, item.text, exact)]
-        # The shared parser strips a final "!", "." or "?", which some titles end with
-        # ("Hatari!", "Airplane!"): the text had it, so the name is what was written.
-        for mark in _TITLE_ENDINGS:
-            if item.text + mark in known:
-                return [_Mention(stage, item.text + mark, item.text + mark)]
+        # The shared parser strips final "!", "." and "?", which some titles end with
+        # ("Hatari!", "With Friends Like These..."): the text had them, so that is the name.
+        for name in sorted(known):
+            if name.startswith(item.text) and not name[len(item.text) :].strip(_TITLE_ENDINGS):
+                return [_Mention(stage, name, name)]
         inner = pick_names(name_spans(item.text, 1), known.__contains__)
         if inner:
             return [_Mention(stage, item.text, s.text) for s in inner]

@@ -42,6 +42,7 @@ KB = [
     Triple(13, "Green", "starred_actors", "Mia Roe"),
     Triple(14, "Blue", "directed_by", "Wim Wenders"),
     Triple(15, "Hatari!", "directed_by", "Ann Lee"),
+    Triple(16, "With Friends Like These...", "directed_by", "Wim Wenders"),
 ]
 
 
@@ -183,13 +184,16 @@ def test_free_text_reading(kb: FakeKB) -> None:
         answer("Paris, Texas"), ["Wim Wenders"], 1, (PathStep("directed_by", False),)
     )
     assert [c.entity for c in report.claims] == ["Paris, Texas"]
-    assert report.omissions == ("Blue",)
+    assert report.omissions == ("Blue", "With Friends Like These...")
     sentence = check(kb, answer("The movie was written by John Shirley."), ["Red"], 1)
     assert [(c.span, c.entity) for c in sentence.claims] == [
         ("The movie was written by John Shirley", "John Shirley")
     ]
     hatari = check(kb, answer("Hatari!"), ["Ann Lee"], 1, "director_to_movie")
     assert [c.entity for c in hatari.claims] == ["Hatari!"] and hatari.mistakes == ()
+    dots = check(kb, answer("Blue, With Friends Like These..."), ["Wim Wenders"], 1)
+    assert [c.entity for c in dots.claims] == ["Blue", "With Friends Like These..."]
+    assert dots.mistakes == ()
     for text in ("I could not find the answer.", "Unknown", "based on the triples given"):
         assert check(kb, answer(text), ["Red"], 1).claims == ()
 
