@@ -18,7 +18,7 @@ def settings_from(ctx: click.Context, overrides: dict[str, Any] | None = None) -
 
 
 def _commands() -> list[click.Command]:
-    from kgqa.commands import eval_cmd, graph_cmds, index_cmd, neo4j_cmd, retrieve_cmd
+    from kgqa.commands import ask_cmd, eval_cmd, graph_cmds, index_cmd, neo4j_cmd, retrieve_cmd
 
     return [
         neo4j_cmd.neo4j,
@@ -26,6 +26,7 @@ def _commands() -> list[click.Command]:
         graph_cmds.stats,
         index_cmd.index,
         retrieve_cmd.retrieve,
+        ask_cmd.ask,
         eval_cmd.eval,
     ]
 

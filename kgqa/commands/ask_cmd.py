@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # The same names as kgqa.pipeline.pipeline.MODES (a unit test keeps them equal); written out
 # here so that `kgqa --help` does not import the pipeline.
-MODE_CHOICES = ("kgrag", "kaping", "qd", "llm")
+MODE_CHOICES = ("kgrag", "kaping", "qd", "llm", "graph")
 SHOWN_TRIPLES = 5
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
@@ -159,7 +159,7 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
     default="kgrag",
     show_default=True,
     help="kgrag: full system; kaping: graph, no decomposition; qd: decomposition, no graph; "
-    "llm: the question alone.",
+    "llm: the question alone; graph: graph-constrained hops, answers are KG entities.",
 )
 @click.option("--hops", type=click.IntRange(1, 3), help="Candidate radius N (default: settings).")
 @click.option("--top-k", type=click.IntRange(1), help="Triples per sub-question K.")
@@ -184,6 +184,11 @@ def ask(
     )
     topic = list(entities) or entities_in_question(question)
     with Factory(settings) as factory:
+        if not topic and mode != "llm" and mode != "qd":
+            from kgqa.graph.expand import link_question
+
+            topic = [link_question(factory.driver(), settings.neo4j.database, question)]
+            click.echo(f"linked entity: {topic[0]}", err=True)
         answer = factory.pipeline(mode).answer(question, topic)
     if as_json:
         click.echo(json.dumps(answer_to_json(answer), indent=2, ensure_ascii=False))

@@ -196,3 +196,38 @@ def frontier_edges(
         Edge(Triple(tid, s, rel, o), name, outgoing, node_id)
         for name, tid, s, rel, o, outgoing, node_id in rows
     ]
+
+
+def link_question(driver: neo4j.Driver, database: str, question: str, limit: int = 50) -> str:
+    """Entity linking for a question that names no entity explicitly.
+
+    Entities whose whole name occurs in the question (as words; exact case first, then
+    ignoring case) are the candidates, found through the full-text index; a name inside a
+    longer matching name does not count. One longest match wins; a tie is reported as
+    :class:`AmbiguousEntity`, never guessed."""
+    import neo4j
+
+    words = [w for w in re.findall(r"\w+", question) if len(w) > 1]
+    if not words:
+        raise KGQAError("no entity in the question: pass --entity NAME")
+    fulltext = " OR ".join(lucene_escape(w) for w in dict.fromkeys(words))
+    try:
+        rows = _read(driver, database, "entities_fulltext", query=fulltext, limit=limit)
+    except neo4j.exceptions.ClientError as e:
+        raise KGQAError(
+            "entity linking needs the full-text index (created by `kgqa load`); pass --entity NAME"
+        ) from e
+    names = [r["name"] for r in rows]
+    for flags in (0, re.IGNORECASE):
+        found = [n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, flags)]
+        found = [n for n in found if not any(n != m and n.lower() in m.lower() for m in found)]
+        if found:
+            longest = max(len(n) for n in found)
+            best = sorted({n for n in found if len(n) == longest})
+            if len(best) > 1:
+                raise AmbiguousEntity(
+                    f"the question names several entities equally well: "
+                    f"{', '.join(repr(b) for b in best)}; pass --entity with the one you mean"
+                )
+            return best[0]
+    raise EntityNotFound(question.strip(), names[:5])

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 MODES = ("kgrag", "kaping", "qd", "llm")
 GRAPH_MODES = ("kgrag", "kaping")
+# Every mode `kgqa ask` and `kgqa eval` accept: these four and graph (kgqa.pipeline.graph_mode).
+ALL_MODES = (*MODES, "graph")
 
 
 @dataclass(frozen=True)

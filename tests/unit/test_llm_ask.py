@@ -10,7 +10,7 @@ from test_pipeline_modes import DECOMPOSITION, FakeRetriever
 from kgqa.commands import ask_cmd
 from kgqa.commands.ask_cmd import answer_to_json, entities_in_question
 from kgqa.llm.fake import ScriptedLLM
-from kgqa.pipeline.pipeline import MODES, KGRAGPipeline, PipelineParams
+from kgqa.pipeline.pipeline import ALL_MODES, KGRAGPipeline, PipelineParams
 
 pytestmark = pytest.mark.unit
 
@@ -37,7 +37,7 @@ def test_entities_come_from_brackets():
 
 
 def test_mode_choices_match_the_pipeline():
-    assert ask_cmd.MODE_CHOICES == MODES
+    assert ask_cmd.MODE_CHOICES == ALL_MODES
 
 
 def test_json_shape():
