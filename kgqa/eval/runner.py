@@ -31,6 +31,7 @@ from kgqa.errors import (
     PromptError,
 )
 from kgqa.eval import metrics as M
+from kgqa.pipeline.synthesize import answer_line
 from kgqa.eval.metaqa import Question
 from kgqa.pipeline.base import QAPipeline, Retriever
 from kgqa.types import Answer
@@ -282,7 +283,9 @@ def answer_metrics(
     prf = M.set_prf(predicted, q.answers)
     evidence = [e for s in answer.sub_answers for e in s.evidence]
     return {
-        "hit1_paper": M.hit1_paper(answer.text, q.answers),
+        # The generated answer is the answer line: every mode puts it first (synthesis prompt),
+        # an explanation may follow on later lines (docs/eval.md).
+        "hit1_paper": M.hit1_paper(answer_line(answer.text), q.answers),
         "hit1_entity": M.hit1_entity(answer, q.answers, entity_names),
         "top_entity": (
             answer.answer_entities[0].name
