@@ -84,6 +84,31 @@ def _factory(settings: Settings) -> Iterator[Any]:
         factory.close()
 
 
+def _checker(factory: Any, enabled: bool = True) -> Any:
+    """The faithfulness check against the graph (docs/faithfulness.md), as run_eval's hook."""
+    # A factory with no graph behind it (the CLI tests' fake) has nothing to check against.
+    if not enabled or not hasattr(factory, "driver"):
+        return None
+    from kgqa.errors import GraphUnavailable
+    from kgqa.eval.faithfulness import FaithfulnessChecker, metaqa_checker
+
+    try:
+        driver = factory.driver()
+    except GraphUnavailable as e:
+        raise GraphUnavailable(
+            f"{e} (the faithfulness check reads the graph; `eval metaqa --no-check` skips it)"
+        ) from e
+    return metaqa_checker(FaithfulnessChecker(driver, factory.settings.neo4j.database))
+
+
+def _with_faith(result: Any) -> dict[str, Any]:
+    """The run's aggregate with the faithfulness figures (mistake rate per answer entity,
+    questions with a mistake, omissions) of the records the check ran on."""
+    from kgqa.eval.faithfulness import summarize
+
+    return {**result.aggregate, **summarize(result.records)}
+
+
 def _questions(data_dir: Path, hops: int, split: str, limit: int | None, seed: int) -> tuple:
     from kgqa.eval.metaqa import load_split, question_file, sample
     from kgqa.eval.runner import fingerprint
@@ -162,6 +187,11 @@ def eval() -> None:  # shadows the builtin only inside this module: the command'
     is_flag=True,
     help="Do not look for the gold answers among the candidates (saves one query per question).",
 )
+@click.option(
+    "--no-check",
+    is_flag=True,
+    help="Skip the faithfulness check (mistakes and omissions against the graph).",
+)
 @click.pass_context
 def metaqa(
     ctx: click.Context,
@@ -179,6 +209,7 @@ def metaqa(
     out: Path | None,
     retry_errors: bool,
     no_ceiling: bool,
+    no_check: bool,
 ) -> None:
     """Answer a seeded sample of MetaQA questions and score them.
 
@@ -218,16 +249,22 @@ def metaqa(
             out,
             config,
             retriever=retriever,
+            checker=_checker(factory, not no_check),
             entity_names=names,
             retry_errors=retry_errors,
             progress=not no_progress,
             extra_manifest=extra,
         )
+    aggregate = _with_faith(result)
     if as_json:
-        _echo_json({**result.aggregate, "run_dir": str(out)})
+        _echo_json({**aggregate, "run_dir": str(out)})
     else:
         title = f"{out}  ({result.answered} answered now, {result.resumed} resumed)"
-        click.echo(format_aggregate(result.aggregate, title))
+        click.echo(format_aggregate(aggregate, title))
+        from kgqa.eval.faithfulness import format_summary
+
+        if line := format_summary(aggregate):
+            click.echo(line)
 
 
 def _settings(settings: Any) -> dict[str, Any]:
@@ -339,6 +376,7 @@ def grid(
                 overrides = {"retrieval.hops": n, "retrieval.top_k": k, "llm.model": model}
                 with _factory(settings_from(ctx, overrides)) as factory:
                     pipeline = factory.pipeline(mode)
+                    checker = _checker(factory)
                     model_name = factory.settings.llm.model
                     for (h, s), (questions, rel, fp) in samples.items():
                         cfg = EvalConfig(rel, h, split, limit, s, mode, n, k, model_name, fp)
@@ -347,6 +385,7 @@ def grid(
                             questions,
                             out / run_name(cfg),
                             cfg,
+                            checker=checker,
                             entity_names=names,
                             progress=progress,
                             extra_manifest={
@@ -354,7 +393,7 @@ def grid(
                                 "entity_names": kb,
                             },
                         )
-                        results.append({"hops": h, "seed": s, "N": n, "K": k, **run.aggregate})
+                        results.append({"hops": h, "seed": s, "N": n, "K": k, **_with_faith(run)})
         keys, metrics = ["hops", "N", "K"], ["hit1_paper", "hit1_entity", "f1"]
     rows = summary_rows(results, keys, metrics)
     rows.sort(key=lambda r: tuple(r[k] for k in keys))
@@ -435,6 +474,7 @@ def compare(
         s = factory.settings
         pipelines = {m: factory.pipeline(m) for m in mode_list}
         retriever = factory.retriever() if GRAPH_MODES & set(mode_list) else None
+        checker = _checker(factory)
         for seed in seed_list:
             for h in hop_list:
                 questions, rel, fp = _questions(data_dir, h, split, limit, seed)
@@ -457,12 +497,14 @@ def compare(
                         out / run_name(config),
                         config,
                         retriever=retriever,
+                        checker=checker,
                         entity_names=names,
                         progress=not no_progress,
                         extra_manifest={"data_dir": str(data_dir.resolve()), "entity_names": kb},
                     )
-                    results.append({"hops": h, "seed": seed, "mode": m, **run.aggregate})
-    keys, metrics = ["hops", "mode"], ["hit1_paper", "hit1_entity", "f1", "seconds_median"]
+                    results.append({"hops": h, "seed": seed, "mode": m, **_with_faith(run)})
+    keys = ["hops", "mode"]
+    metrics = ["hit1_paper", "hit1_entity", "f1", "mistake_rate", "omissions", "seconds_median"]
     rows = summary_rows(results, keys, metrics)
     rows.sort(key=lambda r: (r["hops"], mode_list.index(r["mode"])))
     if as_json:

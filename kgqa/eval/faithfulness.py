@@ -730,3 +730,17 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     seconds = [float((m.get("faith") or {}).get("seconds", 0.0)) for m in rows]
     out["check_seconds_median"] = statistics.median(seconds)
     return out
+
+
+def format_summary(summary: Mapping[str, Any]) -> str:
+    """One line for the terminal after the aggregate table (empty when nothing was checked)."""
+    if not summary.get("checked"):
+        return ""
+    rate = summary.get("mistake_rate")
+    rate_text = f"{rate:.3f}" if rate is not None else "—"
+    return (
+        f"faithfulness: mistake rate {rate_text} of {summary['answer_claims_total']} answer "
+        f"entities, {summary['questions_with_mistakes']:.2f} of {summary['checked']} questions "
+        f"with a mistake, {summary.get('omissions', 0.0):.2f} omissions per question "
+        f"(check {1000 * summary['check_seconds_median']:.0f} ms median)"
+    )

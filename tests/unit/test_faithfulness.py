@@ -13,6 +13,7 @@ from kgqa.eval.faithfulness import (
     METAQA_RELATIONS,
     FaithfulnessChecker,
     ask_hops,
+    format_summary,
     looks_like_name,
     metaqa_checker,
     metaqa_path,
@@ -360,7 +361,9 @@ def test_eval_hook_and_aggregate(kb: FakeKB) -> None:
     assert agg["mistake_rate"] == pytest.approx(2 / 5)  # 2 wrong of 5 final-answer entities
     assert agg["questions_with_mistakes"] == pytest.approx(0.5)
     assert agg["mistakes"] == pytest.approx(1.0) and agg["omissions"] == pytest.approx(0.5)
-    assert summarize([]) == {}
+    assert summarize([]) == {} and format_summary({}) == ""
+    line = format_summary(agg)
+    assert line.startswith("faithfulness: mistake rate 0.400 of 5 answer entities, 0.50 of 2")
 
 
 def test_eval_hook_lets_a_lost_server_stop_the_run(kb: FakeKB) -> None:
