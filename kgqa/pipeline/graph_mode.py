@@ -120,6 +120,14 @@ class GraphPipeline:
         if self.synthesizer is not None and answer_entities:
             text = self.synthesizer.run(question, reasoning, subs, costs)
         evidence = sorted({tid for a in answer_entities for tid in a.support})
+        # The relation path the walk followed, [[relation, "out" | "in"], ...]: what the
+        # faithfulness check walks for omissions when no gold path is known (ask --check).
+        steps = [h.chosen for h in hops]
+        path = (
+            {"path": [[o.relation, "out" if o.outgoing else "in"] for o in steps if o]}
+            if hops and all(steps)
+            else {}
+        )
         return Answer(
             question=question,
             entities_in=entities,
@@ -132,5 +140,6 @@ class GraphPipeline:
             costs=tuple(costs),
             candidates_count=sum(len(h.triple_ids) for h in hops),
             parameters=self.params.as_dict(self.mode)
-            | {"decompose": self.decompose, "synthesize": self.synthesize},
+            | {"decompose": self.decompose, "synthesize": self.synthesize}
+            | path,
         )

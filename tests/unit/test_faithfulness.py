@@ -379,3 +379,34 @@ def test_eval_hook_lets_a_lost_server_stop_the_run(kb: FakeKB) -> None:
 def test_checker_needs_exactly_one_source(kb: FakeKB) -> None:
     with pytest.raises(KGQAError):
         FaithfulnessChecker()
+
+
+def test_graph_mode_answer_checks_clean_along_its_own_path(kb: FakeKB) -> None:
+    from kgqa.llm.fake import ScriptedLLM
+    from kgqa.pipeline.graph_mode import GraphPipeline
+    from kgqa.pipeline.graph_walk import GraphWalker
+    from kgqa.types import Edge
+
+    def edges(names: Sequence[str]) -> list[Edge]:
+        return [Edge(t, t.subject, True) for t in KB if t.subject in names] + [
+            Edge(t, t.object, False) for t in KB if t.object in names
+        ]
+
+    def scorer(text: str, groups: dict) -> dict:
+        wanted = "written_by" if "writ" in text else "has_genre"
+        return {key: float(key[0] == wanted) for key in groups}
+
+    llm = ScriptedLLM().enqueue(
+        [
+            "Reasoning: movies, then genres.\nSub-questions:\n"
+            "1. Which movies were written by [John Shirley]?\n2. What genres are they in?\n<END>"
+        ]
+    )
+    answer = GraphPipeline(llm, GraphWalker(edges, scorer)).answer("q", ["John Shirley"])
+    assert answer.parameters["path"] == [["written_by", "in"], ["has_genre", "out"]]
+    assert answer.parameters["mode"] == "graph"  # the other parameters are still there
+    report = FaithfulnessChecker(graph=kb).check(answer, ["John Shirley"], ask_hops(answer))
+    assert report.path_source == "answer" and report.omissions == ()
+    assert report.mistakes == ()
+    assert {c.reason for c in report.answer_claims} == {"supported by 2 triples"}
+    assert {c.stage for c in report.claims} >= {"answer", "sub-answer 1", "sub-answer 2"}
