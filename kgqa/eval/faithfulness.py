@@ -585,7 +585,7 @@ class FaithfulnessChecker:
             for n in names
             if n not in topic_set and n not in hop_of
         }
-        dist = self.graph.distances(topics, need_distance, hops) if need_distance else {}
+        dist = self.graph.distances(topics, need_distance, hops) if need_distance and topics else {}
 
         claims: list[Claim] = []
         for m, names in rows:
@@ -609,7 +609,11 @@ class FaithfulnessChecker:
                 claims.append(Claim(m.stage, m.span, on[0], True, reason))
                 continue
             near = sorted((d, n) for n in names if (d := dist.get(n)) is not None)
-            if near:
+            if not topics:
+                # No topic entity (an LLM-only answer to a question that names none): only
+                # existence can be checked.
+                claims.append(Claim(m.stage, m.span, names[0], True, "in KB (no topic entity)"))
+            elif near:
                 d, entity = near[0]
                 reason = f"{d} triple{'s' if d != 1 else ''} from the topic entities" + how
                 claims.append(Claim(m.stage, m.span, entity, True, reason))

@@ -410,3 +410,12 @@ def test_graph_mode_answer_checks_clean_along_its_own_path(kb: FakeKB) -> None:
     assert report.mistakes == ()
     assert {c.reason for c in report.answer_claims} == {"supported by 2 triples"}
     assert {c.stage for c in report.claims} >= {"answer", "sub-answer 1", "sub-answer 2"}
+
+
+def test_without_topic_entities_only_existence_is_checked(kb: FakeKB) -> None:
+    report = FaithfulnessChecker(graph=kb).check(answer("Western, Zorro"), [], 1)
+    assert [(c.entity, c.supported, c.reason) for c in report.claims] == [
+        ("Western", True, "in KB (no topic entity)"),
+        (None, False, "not in KB"),
+    ]
+    assert "distances" not in kb.calls
