@@ -203,22 +203,14 @@ def test_list_runs_newest_first_and_delete_runs(db: tuple[neo4j.Driver, str]) ->
     assert kb_snapshot(driver, database) == before
 
 
-# The KB queries below count and expand *every* relationship, so a saved run's KGQA_* links
-# show up in them; cypher/count_*.cypher, candidates_hops*.cypher and frontier_edges.cypher
-# must restrict the far end to :Entity. Strict: these start failing (XPASS) once fixed.
-KB_QUERIES_SEE_RUNS = pytest.mark.xfail(
-    strict=True, reason="KB count/expansion queries do not yet restrict to :Entity endpoints"
-)
-
-
-
+# A saved run's KGQA_* links end on :Entity nodes: the KB's own queries (stats, candidates,
+# graph-mode frontiers) must not see them.
 def test_saved_run_does_not_change_kgqa_stats(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     store = Neo4jStore(driver, database)
     before = store.stats()
     save_run(driver, database, answer())
     assert store.stats() == before
-
 
 
 def test_saved_run_does_not_change_retrieval(db: tuple[neo4j.Driver, str]) -> None:
