@@ -165,6 +165,11 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
 @click.option("--top-k", type=click.IntRange(1), help="Triples per sub-question K.")
 @click.option("--model", help="Model name (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) or GGUF path.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Check the answer against the graph: mistakes and omissions (docs/faithfulness.md).",
+)
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -175,6 +180,7 @@ def ask(
     top_k: int | None,
     model: str | None,
     as_json: bool,
+    check: bool,
 ) -> None:
     """Answer QUESTION and show the sub-questions, triples and cost behind the answer."""
     from kgqa.factory import Factory
@@ -190,7 +196,17 @@ def ask(
             topic = [link_question(factory.driver(), settings.neo4j.database, question)]
             click.echo(f"linked entity: {topic[0]}", err=True)
         answer = factory.pipeline(mode).answer(question, topic)
+        report = None
+        if check:
+            from kgqa.eval.faithfulness import FaithfulnessChecker, ask_hops
+
+            checker = FaithfulnessChecker(factory.driver(), settings.neo4j.database)
+            report = checker.check(answer, topic, ask_hops(answer))
     if as_json:
-        click.echo(json.dumps(answer_to_json(answer), indent=2, ensure_ascii=False))
+        out = answer_to_json(answer) | ({"check": report.to_json()} if report else {})
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        click.echo(format_sections(answer_sections(answer)))
+        sections = answer_sections(answer)
+        if report is not None:
+            sections.append(("Faithfulness check", report.format(answer)))
+        click.echo(format_sections(sections))
