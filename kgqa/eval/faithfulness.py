@@ -225,7 +225,8 @@ class FaithReport:
         )
         n_ans = len(self.answer_claims)
         lines = [
-            f"{len(self.claims)} claims checked against the KB ({n_ans} in the final answer), "
+            f"{len(self.claims)} claim{'s' if len(self.claims) != 1 else ''} checked against "
+            f"the KB ({n_ans} in the final answer), "
             f"within {self.hops} hop{'s' if self.hops != 1 else ''} of the topic entities"
         ]
         if self.mistakes:

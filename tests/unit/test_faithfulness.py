@@ -419,3 +419,49 @@ def test_without_topic_entities_only_existence_is_checked(kb: FakeKB) -> None:
         (None, False, "not in KB"),
     ]
     assert "distances" not in kb.calls
+
+
+def test_ask_check_prints_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from kgqa.commands.ask_cmd import ask
+
+    sub = SubAnswer(1, "Which movies did he write?", "r", "Blue, Purple Rain")
+    fixed = Answer("q", ("John Shirley",), "kgrag", "Drama, Zorro", sub_answers=(sub,))
+
+    class Factory:
+        def __init__(self, settings: object) -> None:
+            self.settings = settings
+
+        def __enter__(self) -> Factory:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def driver(self) -> object:
+            return object()
+
+        def pipeline(self, mode: str) -> object:
+            class P:
+                def answer(self, question: str, entities: Sequence[str]) -> Answer:
+                    return fixed
+
+            return P()
+
+    monkeypatch.setattr("kgqa.factory.Factory", Factory)
+    monkeypatch.setattr("kgqa.graph.paths.Neo4jRubric", lambda driver, database: FakeKB(KB))
+    runner = CliRunner()
+    result = runner.invoke(ask, ["what did [John Shirley] write", "--check"], obj={})
+    assert result.exit_code == 0, result.output
+    assert "Faithfulness check" in result.output
+    assert "answer: 'Zorro': not in KB" in result.output
+    assert "sub-answer 1 (Which movies did he write?): 'Purple Rain': not in KB" in result.output
+    assert "omissions: not computed (no relation path)" in result.output
+    as_json = runner.invoke(ask, ["what did [John Shirley] write", "--check", "--json"], obj={})
+    check = json.loads(as_json.output)["check"]
+    # One sub-question: N = 1, and Drama is two triples away from John Shirley.
+    assert [m["span"] for m in check["mistakes"]] == ["Drama", "Zorro", "Purple Rain"]
+    assert check["omissions"] is None and check["hops"] == 1
