@@ -170,11 +170,13 @@ class SentenceTransformerEmbedder:
                 f"cannot load embedding model {self.name} from {self.path}: {e}"
             ) from e
         model.eval()
-        dim = (
-            model.get_embedding_dimension()
-            if hasattr(model, "get_embedding_dimension")
-            else (model.get_sentence_embedding_dimension())
+        # Renamed in sentence-transformers 6; older releases only have the long name.
+        get_dim = getattr(model, "get_embedding_dimension", None) or (
+            model.get_sentence_embedding_dimension
         )
+        dim = get_dim()
+        if dim is None:
+            raise ModelNotFound(f"model {self.name} at {self.path} does not state its dimension")
         if self._dim is not None and dim != self._dim:
             raise ModelNotFound(
                 f"model {self.name} at {self.path} gives {dim}-d vectors, expected {self._dim}"

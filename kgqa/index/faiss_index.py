@@ -7,8 +7,8 @@ previous consistent state.
 
 Top-K is restricted to the candidate triples of a question (the paper): either a numpy dot
 product over the candidates' stored vectors (``method="numpy"``) or a FAISS search with an ID
-selector (``method="faiss"``). ``benchmarks/bench_topk.py`` measures both; see
-:data:`DEFAULT_METHOD`.
+selector (``method="faiss"``); ``"auto"`` (the default) picks by candidate count, as
+``benchmarks/bench_topk.py`` measured.
 """
 
 from __future__ import annotations
@@ -36,8 +36,10 @@ INDEX_FILE = "index.faiss"
 MANIFEST_FILE = "manifest.json"
 FORMAT_VERSION = 1
 METHODS = ("numpy", "faiss")
-# Chosen by benchmarks/bench_topk.py (docs/benchmarks.md, "Top-K").
-DEFAULT_METHOD = "numpy"
+# Chosen by benchmarks/bench_topk.py (docs/benchmarks.md, "Top-K"): numpy is 4-100x faster up
+# to ~1k candidates; from ~10k the FAISS scan with an ID selector is ~20 % faster.
+DEFAULT_METHOD = "auto"
+AUTO_FAISS_FROM = 5000
 REBUILD_HINT = "run `kgqa index --rebuild`"
 
 
@@ -190,7 +192,7 @@ class VectorIndex:
             n = len(self)
             ids = faiss.vector_to_array(self._index.id_map).astype(np.int64, copy=False)
             order = np.argsort(ids, kind="stable")
-            flat = faiss.downcast_index(self._index.index)
+            flat: Any = faiss.downcast_index(self._index.index)
             if n:
                 # A view of FAISS's own storage: no second copy of the vectors in memory.
                 xb = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
@@ -256,8 +258,8 @@ class VectorIndex:
         """The ``k`` candidates with the highest dot product with ``query`` (a text, embedded
         with the index's embedder, or a vector), among ``candidate_ids`` only."""
         method = method or DEFAULT_METHOD
-        if method not in METHODS:
-            raise ValueError(f"unknown top-K method {method!r}; valid: {', '.join(METHODS)}")
+        if method not in (*METHODS, "auto"):
+            raise ValueError(f"unknown top-K method {method!r}; valid: auto, {', '.join(METHODS)}")
         vec = self.query_vector(query)
         cand = np.asarray(candidate_ids, dtype=np.int64).reshape(-1)
         if k <= 0 or not len(cand):
@@ -267,6 +269,8 @@ class VectorIndex:
         if not found.all():
             unknown = tuple(int(i) for i in np.unique(cand[~found]))
             cand, rows = cand[found], rows[found]
+        if method == "auto":
+            method = "faiss" if len(cand) >= AUTO_FAISS_FROM else "numpy"
         if method == "numpy":
             hits = self._top_numpy(vec, cand, rows, k)
         else:
@@ -310,8 +314,7 @@ class VectorIndex:
     def _top_numpy(
         self, vec: np.ndarray, cand: np.ndarray, rows: np.ndarray, k: int
     ) -> tuple[tuple[int, float], ...]:
-        xb = self._tables()[2]
-        scores = xb[rows] @ vec
+        scores = dot_rows(self._tables()[2], rows, vec)
         m = len(scores)
         sel = np.argpartition(-scores, k - 1)[:k] if k < m else np.arange(m)
         if len(np.unique(cand[sel])) < len(sel):
@@ -331,7 +334,7 @@ class VectorIndex:
 
         if not len(cand):
             return ()
-        params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(cand))
+        params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(cand))  # type: ignore[call-arg]
         k = min(k, len(cand))
         scores, ids = self._index.search(vec.reshape(1, -1), k, params=params)
         pairs = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
@@ -377,6 +380,19 @@ class VectorIndex:
             self.manifest, count=len(self), kb_fingerprint=self.fingerprint(), updated=_now()
         )
         self.manifest.write(self.index_dir / MANIFEST_FILE)
+
+
+def dot_rows(
+    matrix: np.ndarray, rows: np.ndarray, vec: np.ndarray, chunk: int = 2048
+) -> np.ndarray:
+    """``matrix[rows] @ vec`` without materializing ``matrix[rows]``: the gathered rows are
+    scored in cache-sized chunks, and with einsum rather than BLAS, whose threads only add
+    overhead for one query vector (and stall when the cores are shared)."""
+    out = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), chunk):
+        block = matrix[rows[start : start + chunk]]
+        np.einsum("ij,j->i", block, vec, out=out[start : start + chunk])
+    return out
 
 
 def check_compatible(manifest: Manifest, embedder: Embedder, index_dir: Path) -> None:

@@ -86,7 +86,8 @@ def sync_index(
     # model batch holds strings of similar length and pads little.
     texts = [t.verbalize() for t in new]
     order = sorted(range(len(new)), key=lambda i: len(texts[i]))
-    piece = max(256, 4 * (batch_size or getattr(embedder, "batch_size", 256)))
+    # Pieces of a few model batches: fine-grained progress, and little lost on a crash.
+    piece = max(256, 4 * int(batch_size or getattr(embedder, "batch_size", None) or 256))
     unsaved = 0
     from tqdm import tqdm
 

@@ -143,7 +143,7 @@ def test_same_kb_in_another_order_gives_same_manifest_fingerprint(tmp_path):
     assert a.kb_fingerprint == b.kb_fingerprint
 
 
-@pytest.mark.parametrize("method", ["numpy", "faiss"])
+@pytest.mark.parametrize("method", ["numpy", "faiss", "auto"])
 @pytest.mark.parametrize("k", [1, 7, 30, 500])
 def test_top_k_matches_brute_force(tmp_path, method, k):
     rng = np.random.default_rng(0)
