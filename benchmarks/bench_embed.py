@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from kgqa.loaders import metaqa
 
 from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder, cpu_count
 from kgqa.index.faiss_index import VectorIndex
 from kgqa.index.sync import sync_index
+from kgqa.loaders import metaqa
 from kgqa.types import Triple
 
 

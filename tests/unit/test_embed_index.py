@@ -7,13 +7,13 @@ import random
 
 import numpy as np
 import pytest
-from kgqa.loaders.base import triple_id
 
 from kgqa.embed.base import Embedder
 from kgqa.embed.hashing import HashingEmbedder
 from kgqa.errors import IndexMismatch, ModelNotFound
 from kgqa.index.faiss_index import INDEX_FILE, MANIFEST_FILE, VectorIndex, kb_fingerprint
 from kgqa.index.sync import rebuild_index, sync_index
+from kgqa.loaders.base import triple_id
 from kgqa.types import Triple
 
 pytestmark = pytest.mark.unit
