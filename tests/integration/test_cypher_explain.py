@@ -18,6 +18,9 @@ pytestmark = pytest.mark.integration
 
 # $name, including the $($name) of a dynamic label or type; $(row.r) is an expression.
 PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
+# "label / relationship type / property key does not exist": about the data in the database
+# (empty in a fresh test server), not about the query, so they do not count as warnings here.
+DATA_DEPENDENT = {"01N50", "01N51", "01N52"}
 
 
 def test_there_are_queries_to_check() -> None:
@@ -39,5 +42,9 @@ def test_cypher_file_compiles(
     ) as session:
         summary = session.run("EXPLAIN " + text, params).consume()
     assert summary.plan is not None
-    warnings = [s.status_description for s in summary.gql_status_objects if s.is_notification]
+    warnings = [
+        s.status_description
+        for s in summary.gql_status_objects
+        if s.is_notification and s.gql_status not in DATA_DEPENDENT
+    ]
     assert warnings == []
