@@ -62,8 +62,9 @@ class Item:
     known: bool
 
 
-def clean_item(text: str) -> str:
-    """Strip list markers, surrounding quotes and brackets, and trailing sentence punctuation."""
+def clean_item(text: str, punctuation: bool = True) -> str:
+    """Strip list markers, surrounding quotes and brackets, and (``punctuation``) trailing
+    sentence punctuation."""
     text = _LIST_MARKER.sub("", text.strip())
     previous = None
     while previous != text:
@@ -71,8 +72,16 @@ def clean_item(text: str) -> str:
         text = text.strip().strip(_QUOTES).strip()
         if text[:1] in "([" and text[-1:] in ")]":
             text = text[1:-1]
-        text = text.rstrip(".!?:")
+        if punctuation:
+            text = text.rstrip(".!?:")
     return text.strip()
+
+
+def _clean_known(raw: str, is_known: Callable[[str], bool]) -> str:
+    """The cleaned item, keeping trailing punctuation when that makes it a known name
+    ("Hatari!", "With Friends Like These...")."""
+    kept = clean_item(raw, punctuation=False)
+    return kept if kept and is_known(kept) else clean_item(raw)
 
 
 class EntityNames(frozenset[str]):
@@ -126,14 +135,14 @@ def answer_items(
     while i < len(bounds):
         taken = 0
         for width in range(min(_MAX_JOIN, len(bounds) - i), 1, -1):
-            candidate = clean_item(text[bounds[i][0] : bounds[i + width - 1][1]])
+            candidate = _clean_known(text[bounds[i][0] : bounds[i + width - 1][1]], is_known)
             if candidate and is_known(candidate):
                 items.append(Item(candidate, True))
                 taken = width
                 break
         if not taken:
             lo, hi = bounds[i]
-            candidate = clean_item(text[lo:hi])
+            candidate = _clean_known(text[lo:hi], is_known)
             if candidate:
                 if is_known(candidate):
                     items.append(Item(candidate, True))

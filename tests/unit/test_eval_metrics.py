@@ -212,3 +212,11 @@ def test_aggregate_includes_faithfulness_and_ceiling_only_when_present():
     assert agg["omissions"] == pytest.approx(1.5)
     assert agg["mistake_rate"] == pytest.approx(1 / 4)  # 1 mistake over 4 answer entities
     assert agg["in_candidates"] == pytest.approx(0.5)
+
+
+def test_titles_ending_in_punctuation_still_match():
+    from kgqa.eval.metrics import hit1_entity
+
+    assert hit1_entity("Hatari!", ["Hatari!"])
+    assert hit1_entity("With Friends Like These..., and more", ["With Friends Like These..."])
+    assert hit1_entity("Brad Pitt.", ["Brad Pitt"])
