@@ -13,7 +13,7 @@ demo: setup
 	$(KGQA) neo4j start
 	$(KGQA) load kgqa/data/sample_kb.txt
 	$(KGQA) stats
-	$(KGQA) ask "What genres are the movies written by [John Shirley] in?"
+	$(KGQA) ask "What languages are spoken in the films directed by [Joel Zwick]?"
 
 # Every tier: unit, integration (starts its own Neo4j), slow end-to-end (real models).
 test: setup
