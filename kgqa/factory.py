@@ -114,13 +114,15 @@ class Factory:
         """``--mode graph``: LLM decomposition + a walk over real graph edges."""
         from kgqa.graph.expand import frontier_edges
         from kgqa.pipeline.graph_mode import GraphPipeline
-        from kgqa.pipeline.graph_walk import GraphWalker, embedding_scorer
+        from kgqa.pipeline.graph_walk import GraphWalker
+        from kgqa.pipeline.relations import RelationPhrases, phrase_scorer
 
         driver, database = self.driver(), self.settings.neo4j.database
-        index, embedder = self.vector_index(), self.embedder()
+        embedder = self.embedder()
+        phrases = RelationPhrases.load(self.settings.retrieval.relations_file)
         walker = GraphWalker(
             lambda names: frontier_edges(driver, database, names),
-            embedding_scorer(embedder.embed, index.vectors),
+            phrase_scorer(embedder.embed, phrases),
         )
         return GraphPipeline(self.llm(), walker, params)
 

@@ -93,6 +93,8 @@ class RetrievalSettings:
     hub_cap: int = 500
     # Stop collecting candidates past this many triples; the result says truncated=True.
     max_candidates: int = 20000
+    # Graph mode: phrasings per relation and direction (TOML); None = the packaged MetaQA ones.
+    relations_file: Path | None = None
 
 
 @dataclass(frozen=True)
