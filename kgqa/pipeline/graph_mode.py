@@ -57,6 +57,7 @@ class GraphPipeline:
         *,
         decompose: bool = True,
         synthesize: bool = False,
+        prompt: str = "decompose_steps",
     ):
         if (decompose or synthesize) and llm is None:
             raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
@@ -69,12 +70,16 @@ class GraphPipeline:
             Decomposer(
                 llm,
                 self.params.gen,
-                PromptTemplate("decompose", pdir),
+                PromptTemplate(prompt, pdir),
                 max_sub_questions=self.params.max_sub_questions,
             )
             if decompose and llm is not None
             else None
         )
+        # The fixed instructions and examples are evaluated once, not for every question.
+        pin = getattr(llm, "pin_prefix", None)
+        if pin is not None and self.decomposer is not None:
+            pin(self.decomposer.template.render(question=""))
         self.synthesizer = (
             Synthesizer(
                 llm,

@@ -22,6 +22,8 @@ from kgqa.llm.base import ChatMessage
 # Every packaged prompt and the placeholders it must contain (no more, no fewer).
 PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "decompose": frozenset({"question"}),
+    # Graph mode: the same job in terse steps (fewer tokens to generate; docs/results.md).
+    "decompose_steps": frozenset({"question"}),
     "reformulate": frozenset({"sub_question", "previous"}),
     "answer": frozenset({"question", "triples"}),
     "answer_llm": frozenset({"question"}),
