@@ -34,6 +34,13 @@ def render_answer(entities: Sequence[AnswerEntity]) -> str:
 def describe_hops(hops: Sequence[Hop]) -> str:
     steps = []
     for i, hop in enumerate(hops, 1):
+        if hop.restated:
+            best = hop.options[0].describe() if hop.options else "?"
+            steps.append(
+                f"{i}. {hop.sub_question} -> {best} leads only back to the question's entity: "
+                "a restatement of the previous step, skipped"
+            )
+            continue
         if hop.chosen is None:
             steps.append(f"{i}. {hop.sub_question} -> no relation found at the frontier")
             continue
@@ -102,7 +109,10 @@ class GraphPipeline:
         if self.decomposer is not None:
             decomposition = self.decomposer.run(question, costs)
             reasoning = decomposition.reasoning
-            sub_questions = decomposition.sub_questions
+            # A question that needs one hop is not decomposed (paper, 3.5.1): its own words say
+            # more about the relation than a terse step written from them.
+            if len(decomposition.sub_questions) > 1:
+                sub_questions = decomposition.sub_questions
         start = time.perf_counter()
         hops, answer_entities = self.walker.walk(entities, sub_questions)
         costs.append(StageCost("graph_walk", time.perf_counter() - start))
@@ -127,7 +137,7 @@ class GraphPipeline:
         evidence = sorted({tid for a in answer_entities for tid in a.support})
         # The relation path the walk followed, [[relation, "out" | "in"], ...]: what the
         # faithfulness check walks for omissions when no gold path is known (ask --check).
-        steps = [h.chosen for h in hops]
+        steps = [h.chosen for h in hops if not h.restated]
         path = (
             {"path": [[o.relation, "out" if o.outgoing else "in"] for o in steps if o]}
             if hops and all(steps)

@@ -40,6 +40,8 @@ class Hop:
     entities: tuple[str, ...]
     # The triples the frontier moved along (the chosen option's edges).
     triples: tuple[Triple, ...]
+    # True when the best option led only back to the topic entities, so the step was skipped.
+    restated: bool = False
 
     @property
     def triple_ids(self) -> tuple[int, ...]:
@@ -121,6 +123,12 @@ class GraphWalker:
                 if edge.to_name in topic:
                     continue
                 new_support[edge.to_name] |= support.get(edge.from_name, set()) | {edge.triple.id}
+            if not new_support:
+                # The step leads only back to the question's own entity: it restates an earlier
+                # step ("movies those directors directed" after "movies directed by X"). Keep
+                # the frontier and say so, rather than ending with no answer.
+                hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
+                continue
             frontier = sorted(new_support)
             support = dict(new_support)
             used = sorted(

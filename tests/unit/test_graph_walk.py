@@ -111,3 +111,13 @@ def test_graph_pipeline_without_entities_is_a_clear_error():
 
     with pytest.raises(KGQAError, match="no topic entity"):
         GraphPipeline(ScriptedLLM(), GraphWalker(edges, keyword_scorer)).answer("who?", [])
+
+
+def test_a_step_that_only_leads_back_to_the_topic_is_skipped_as_a_restatement():
+    walker = GraphWalker(edges, keyword_scorer)
+    hops, answers = walker.walk(
+        ["John Shirley"],
+        ["Which movies were written by him?", "Which movies did those writers write?", "What genre?"],
+    )
+    assert hops[1].restated and hops[1].entities == ("Blue", "Red")
+    assert {a.name for a in answers} == {"Drama", "Horror"}
