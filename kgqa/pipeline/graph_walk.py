@@ -42,6 +42,8 @@ class Hop:
     triples: tuple[Triple, ...]
     # True when the best option led only back to the topic entities, so the step was skipped.
     restated: bool = False
+    # True for a hop the walker added (see GraphWalker.bridge_margin), not a sub-question.
+    bridged: bool = False
 
     @property
     def triple_ids(self) -> tuple[int, ...]:
@@ -83,11 +85,47 @@ def embedding_scorer(
 
 
 class GraphWalker:
-    """Moves a frontier of entities through the graph, one sub-question per hop."""
+    """Moves a frontier of entities through the graph, one sub-question per hop.
 
-    def __init__(self, edges: EdgeSource, scorer: OptionScorer):
+    ``bridge_margin``: a small LLM sometimes drops the middle step of a 3-hop question
+    ("actors of M", then straight to "screenwriters of those movies"). When going back along
+    the previous relation first (actors -> their movies) lets the step's best option score
+    this much higher than anything at the current frontier, that bridge hop is added and said
+    so in the reasoning. ``None`` disables it.
+    """
+
+    def __init__(self, edges: EdgeSource, scorer: OptionScorer, bridge_margin: float | None = 0.15):
         self.edges = edges
         self.scorer = scorer
+        self.bridge_margin = bridge_margin
+
+    def _options(
+        self, frontier: Sequence[str], text: str
+    ) -> tuple[list[Option], dict[tuple[str, bool], list[Edge]]]:
+        groups: dict[tuple[str, bool], list[Edge]] = defaultdict(list)
+        for edge in self.edges(frontier):
+            groups[(edge.triple.relation, edge.outgoing)].append(edge)
+        if not groups:
+            return [], {}
+        scores = self.scorer(text, groups)
+        options = sorted(
+            (Option(rel, out, scores[(rel, out)], len(groups[(rel, out)])) for rel, out in groups),
+            key=lambda o: (-o.score, o.relation, not o.outgoing),
+        )
+        return options, groups
+
+    @staticmethod
+    def _move(
+        edges: Sequence[Edge], support: dict[str, set[int]], topic: set[str]
+    ) -> tuple[dict[str, set[int]], tuple[Triple, ...]]:
+        moved: dict[str, set[int]] = defaultdict(set)
+        for edge in edges:
+            # MetaQA's convention, and common sense: the topic entity is not its own answer.
+            if edge.to_name in topic:
+                continue
+            moved[edge.to_name] |= support.get(edge.from_name, set()) | {edge.triple.id}
+        used = tuple(sorted({e.triple for e in edges}, key=lambda t: t.id))
+        return dict(moved), used
 
     def walk(
         self, entities: Sequence[str], sub_questions: Sequence[str]
@@ -101,28 +139,38 @@ class GraphWalker:
             if not frontier:
                 hops.append(Hop(sq, None, (), (), ()))
                 break
-            groups: dict[tuple[str, bool], list[Edge]] = defaultdict(list)
-            for edge in self.edges(frontier):
-                groups[(edge.triple.relation, edge.outgoing)].append(edge)
-            if not groups:
+            options, groups = self._options(frontier, sq)
+            if not options:
                 hops.append(Hop(sq, None, (), (), ()))
                 frontier = []
                 break
-            scores = self.scorer(sq, groups)
-            options = sorted(
-                (
-                    Option(rel, out, scores[(rel, out)], len(groups[(rel, out)]))
-                    for rel, out in groups
-                ),
-                key=lambda o: (-o.score, o.relation, not o.outgoing),
-            )
+            last = next((h.chosen for h in reversed(hops) if h.chosen is not None), None)
+            if last is not None and self.bridge_margin is not None:
+                key = (last.relation, not last.outgoing)
+                if key in groups:
+                    b_support, b_used = self._move(groups[key], support, topic)
+                    b_options, b_groups = (
+                        self._options(sorted(b_support), sq) if b_support else ([], {})
+                    )
+                    if b_options and b_options[0].score > options[0].score + self.bridge_margin:
+                        bridge = next(o for o in options if (o.relation, o.outgoing) == key)
+                        text = f"(added) entities linked to those by {verbalize_relation(bridge.relation)}"
+                        hops.append(
+                            Hop(
+                                text,
+                                bridge,
+                                tuple(options),
+                                tuple(sorted(b_support)),
+                                b_used,
+                                bridged=True,
+                            )
+                        )
+                        frontier, support = sorted(b_support), b_support
+                        options, groups = b_options, b_groups
             chosen = options[0]
-            new_support: dict[str, set[int]] = defaultdict(set)
-            for edge in groups[(chosen.relation, chosen.outgoing)]:
-                # MetaQA's convention, and common sense: the topic entity is not its own answer.
-                if edge.to_name in topic:
-                    continue
-                new_support[edge.to_name] |= support.get(edge.from_name, set()) | {edge.triple.id}
+            new_support, used = self._move(
+                groups[(chosen.relation, chosen.outgoing)], support, topic
+            )
             if not new_support:
                 # The step leads only back to the question's own entity: it restates an earlier
                 # step ("movies those directors directed" after "movies directed by X"). Keep
@@ -130,11 +178,8 @@ class GraphWalker:
                 hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
                 continue
             frontier = sorted(new_support)
-            support = dict(new_support)
-            used = sorted(
-                {e.triple for e in groups[(chosen.relation, chosen.outgoing)]}, key=lambda t: t.id
-            )
-            hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), tuple(used)))
+            support = new_support
+            hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), used))
         # Rank: entities reached along more distinct triples first (more evidence), then by name.
         ranked = sorted(support.items(), key=lambda kv: (-len(kv[1]), kv[0])) if frontier else []
         answers = [

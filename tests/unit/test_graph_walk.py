@@ -121,3 +121,37 @@ def test_a_step_that_only_leads_back_to_the_topic_is_skipped_as_a_restatement():
     )
     assert hops[1].restated and hops[1].entities == ("Blue", "Red")
     assert {a.name for a in answers} == {"Drama", "Horror"}
+
+
+def test_a_dropped_middle_step_is_bridged_and_said_so():
+    kb = [
+        Triple(11, "M1", "starred_actors", "A1"),
+        Triple(12, "M2", "starred_actors", "A1"),
+        Triple(13, "M2", "written_by", "W2"),
+        Triple(14, "M1", "written_by", "W1"),
+    ]
+
+    def kb_edges(names):
+        out = []
+        for t in kb:
+            if t.subject in names:
+                out.append(Edge(t, t.subject, True))
+            if t.object in names:
+                out.append(Edge(t, t.object, False))
+        return out
+
+    def scorer(text, groups):
+        words = {"starred_actors": ("actor",), "written_by": ("writ",)}
+        return {(r, o): float(any(w in text.lower() for w in words[r])) for r, o in groups}
+
+    walker = GraphWalker(kb_edges, scorer)
+    hops, answers = walker.walk(["M1"], ["actors of M1", "writers of those movies"])
+    assert [h.bridged for h in hops] == [False, True, False]
+    assert hops[1].entities == ("M2",)  # M1 is the topic: not its own answer
+    assert [a.name for a in answers] == ["W2"]
+    assert set(answers[0].support) == {11, 12, 13}
+    # without bridging, the step has nowhere sensible to go from the actors
+    _, plain = GraphWalker(kb_edges, scorer, bridge_margin=None).walk(
+        ["M1"], ["actors of M1", "writers of those movies"]
+    )
+    assert [a.name for a in plain] != ["W2"]
