@@ -6,7 +6,7 @@
 // can compute hop distances and report the hubs it did not expand. Each row of `rows` is
 // [triple id, subject, relation, object, subject degree, object degree].
 MATCH (s:Entity) WHERE s.name IN $entities
-MATCH (s) (()-[]-(x:Entity) WHERE COUNT { (x)--() } <= $hub_cap){0,1} (n)
+MATCH (s) (()-[]-(x:Entity) WHERE COUNT { (x)--() } - COUNT { (x)<-[:KGQA_TOPIC|KGQA_ANSWER]-() } <= $hub_cap){0,1} (n)
 WITH DISTINCT n
 // The far end is an :Entity: saved runs (:KgqaRun) link to entities but are not the KB.
 MATCH (n)-[r]-(:Entity)
@@ -14,4 +14,8 @@ WITH DISTINCT r
 LIMIT $limit
 WITH r, startNode(r) AS a, endNode(r) AS b
 // One row holding a list: hydrating thousands of records costs the Python driver ~5x more.
-RETURN collect([r.id, a.name, type(r), b.name, COUNT { (a)--() }, COUNT { (b)--() }]) AS rows
+// Degrees leave out saved runs' links (KGQA_*), so saving answers never moves the hub cap;
+// each COUNT by type reads Neo4j's degree store (O(1)), unlike a label check per neighbour.
+RETURN collect([r.id, a.name, type(r), b.name,
+                COUNT { (a)--() } - COUNT { (a)<-[:KGQA_TOPIC|KGQA_ANSWER]-() },
+                COUNT { (b)--() } - COUNT { (b)<-[:KGQA_TOPIC|KGQA_ANSWER]-() }]) AS rows

@@ -147,7 +147,13 @@ def connect(settings: Settings, password: str) -> neo4j.Driver:
     where = "NEO4J_URI" if s.uri else "neo4j.bolt_port (is the server up? `kgqa neo4j start`)"
     try:
         driver = neo4j.GraphDatabase.driver(
-            uri, auth=(s.user, password), connection_timeout=s.connect_timeout
+            uri,
+            auth=(s.user, password),
+            connection_timeout=s.connect_timeout,
+            # Server notifications (e.g. "relationship type KGQA_TOPIC does not exist" before
+            # the first saved run) are about the data, not errors; the EXPLAIN test checks
+            # every query for real warnings.
+            notifications_min_severity="OFF",
         )
     except (ConfigurationError, ValueError) as e:
         raise GraphUnavailable(f"invalid Neo4j URI {uri!r} ({e}); fix NEO4J_URI") from e

@@ -166,6 +166,11 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
 @click.option("--model", help="Model name (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) or GGUF path.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option(
+    "--save",
+    is_flag=True,
+    help="Keep the run in Neo4j as a :KgqaRun node to browse later (docs/browser.md).",
+)
+@click.option(
     "--check",
     is_flag=True,
     help="Check the answer against the graph: mistakes and omissions (docs/faithfulness.md).",
@@ -180,6 +185,7 @@ def ask(
     top_k: int | None,
     model: str | None,
     as_json: bool,
+    save: bool,
     check: bool,
 ) -> None:
     """Answer QUESTION and show the sub-questions, triples and cost behind the answer."""
@@ -202,11 +208,32 @@ def ask(
 
             checker = FaithfulnessChecker(factory.driver(), settings.neo4j.database)
             report = checker.check(answer, topic, ask_hops(answer))
+        run_id = None
+        if save:
+            from kgqa.graph.inspect import save_run
+            from kgqa.pipeline.synthesize import answer_names
+
+            run_id = save_run(
+                factory.driver(),
+                settings.neo4j.database,
+                answer,
+                answer_names=answer_names(answer.text),
+            )
+    from kgqa.graph.inspect import answer_cypher, browser_url, run_cypher
+
+    cypher = answer_cypher(answer)
     if as_json:
         out = answer_to_json(answer) | ({"check": report.to_json()} if report else {})
+        out["browser_cypher"] = cypher
+        if run_id is not None:
+            out["saved_run"] = {"run_id": run_id, "browser_cypher": run_cypher(run_id)}
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         sections = answer_sections(answer)
         if report is not None:
             sections.append(("Faithfulness check", report.format(answer)))
+        url = browser_url(settings.neo4j.http_port)
+        sections.append((f"Cypher for Neo4j Browser (paste into {url}):", cypher))
+        if run_id is not None:
+            sections.append((f"Saved run {run_id} (to show it in Browser):", run_cypher(run_id)))
         click.echo(format_sections(sections))

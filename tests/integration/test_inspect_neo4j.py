@@ -231,9 +231,6 @@ def test_saved_run_does_not_change_retrieval(db: tuple[neo4j.Driver, str]) -> No
 # Degrees decide which nodes count as hubs: a saved run's links must not push an entity over
 # the hub cap (Action has 2 KB relationships, The Crow 3; two runs that answered Action add two
 # links to it, so it would count 4 and stop being expanded through).
-@pytest.mark.xfail(
-    strict=True, reason="candidates_hops*.cypher degrees COUNT { (x)--() } still count KGQA_* links"
-)
 def test_saved_run_does_not_change_hub_decisions(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     policy = ExpandPolicy(hops=3, hub_cap=3)

@@ -3,12 +3,16 @@ said, and the grounded evidence is chosen (answer entities' support first)."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
+import click
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from kgqa.commands import ask_cmd
 from kgqa.errors import KGQAError
 from kgqa.graph.inspect import (
     MAX_BROWSER_TRIPLES,
@@ -159,3 +163,78 @@ def test_run_queries_touch_only_the_kgqa_label_and_types() -> None:
         assert all(t.startswith("KGQA_") for t in types), (name, types)
     # The KB's entities are only ever MATCHed by the run queries, never created or changed.
     assert not re.search(r"(CREATE|MERGE)\s*\(\w*:Entity", query("save_run"))
+
+
+# -- `kgqa ask` wiring: the Browser section, "browser_cypher" in --json, --save ------------------
+
+
+def _ask_cli(monkeypatch: pytest.MonkeyPatch, answer: Answer) -> tuple[click.Group, list]:
+    saved: list = []
+
+    class FakeFactory:
+        def __init__(self, settings: object) -> None:
+            pass
+
+        def __enter__(self) -> FakeFactory:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def driver(self) -> str:
+            return "driver"
+
+        def pipeline(self, mode: str) -> object:
+            class P:
+                def answer(self, question: str, entities: list[str]) -> Answer:
+                    return answer
+
+            return P()
+
+    def fake_save_run(driver: object, database: str, a: Answer, *, answer_names=()) -> str:
+        saved.append((driver, database, a, list(answer_names)))
+        return "3c1f6756-1b91-4694-b068-7cd4036cf794"
+
+    monkeypatch.setattr("kgqa.factory.Factory", FakeFactory)
+    monkeypatch.setattr("kgqa.graph.inspect.save_run", fake_save_run)
+    return click.Group(commands={"ask": ask_cmd.ask}), saved
+
+
+def _support_answer() -> Answer:
+    return _answer(
+        text="Action, Drama\nbecause",
+        answer_entities=(AnswerEntity("Action", support=(11, 12)),),
+        evidence_ids=(11, 12, 13),
+    )
+
+
+def test_ask_text_ends_with_the_browser_cypher(monkeypatch: pytest.MonkeyPatch) -> None:
+    group, saved = _ask_cli(monkeypatch, _support_answer())
+    result = CliRunner().invoke(group, ["ask", "q? [X]"], obj={})
+    assert result.exit_code == 0, result.output
+    title = "Cypher for Neo4j Browser (paste into http://127.0.0.1:7474/browser/):"
+    head, _, tail = result.output.partition(title + "\n")
+    assert head and tail.splitlines() == ["  " + ln for ln in browser_cypher([11, 12]).splitlines()]
+    assert saved == []  # nothing is written without --save
+
+
+def test_ask_json_has_browser_cypher_and_save_records_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answer = _support_answer()
+    group, saved = _ask_cli(monkeypatch, answer)
+    result = CliRunner().invoke(group, ["ask", "q? [X]", "--json", "--save"], obj={})
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["browser_cypher"] == browser_cypher([11, 12])
+    run_id = "3c1f6756-1b91-4694-b068-7cd4036cf794"
+    assert data["saved_run"] == {"run_id": run_id, "browser_cypher": run_cypher(run_id)}
+    [(driver, database, a, names)] = saved
+    assert (driver, database, a, names) == ("driver", "neo4j", answer, ["Action", "Drama"])
+
+
+def test_ask_without_evidence_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    group, _ = _ask_cli(monkeypatch, _answer(mode="llm", text="Action"))
+    result = CliRunner().invoke(group, ["ask", "q?", "--mode", "llm"], obj={})
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith(NO_EVIDENCE)
