@@ -94,7 +94,7 @@ class GraphWalker:
     so in the reasoning. ``None`` disables it.
     """
 
-    def __init__(self, edges: EdgeSource, scorer: OptionScorer, bridge_margin: float | None = 0.15):
+    def __init__(self, edges: EdgeSource, scorer: OptionScorer, bridge_margin: float | None = 0.25):
         self.edges = edges
         self.scorer = scorer
         self.bridge_margin = bridge_margin
