@@ -22,11 +22,12 @@ import time
 from collections import defaultdict, deque
 from pathlib import Path
 
-from kgqa.eval.metaqa import load_questions, sample
+from kgqa.errors import KGQAError
+from kgqa.eval.metaqa import load_split, sample
 from kgqa.factory import Factory
 from kgqa.graph.expand import ExpandPolicy, expand
+from kgqa.loaders.metaqa import read as read_kb
 from kgqa.settings import load_settings
-from loaders.metaqa import read as read_kb  # type: ignore[import-not-found]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -88,7 +89,7 @@ def main() -> int:
         index = embedder = None
         try:
             index, embedder = factory.vector_index(), factory.embedder()
-        except Exception as e:  # the index is optional for this benchmark
+        except KGQAError as e:  # the index is optional for this benchmark
             print(f"no vector index ({e}); skipping the top-K ceiling", file=sys.stderr)
         print(
             "| questions | N | Neo4j p50 / p95 ms | BFS p50 / p95 ms | ratio p50 | "
@@ -96,7 +97,7 @@ def main() -> int:
         )
         print("|---|---|---|---|---|---|---|---|")
         for qhops in (1, 2, 3):
-            questions = sample(load_questions(args.data, qhops, "dev"), args.sample, args.seed)
+            questions = sample(load_split(args.data, qhops, "dev"), args.sample, args.seed)
             for n in (1, 2, 3):
                 neo_ms, bfs_ms, counts, hit, trunc = [], [], [], 0, 0
                 for q in questions:
@@ -140,13 +141,13 @@ def main() -> int:
             print("\n| questions | N | K=10 | K=20 | K=30 | top-K p50 / p95 ms |")
             print("|---|---|---|---|---|---|")
             for qhops in (1, 2, 3):
-                questions = sample(load_questions(args.data, qhops, "dev"), args.sample, args.seed)
+                questions = sample(load_split(args.data, qhops, "dev"), args.sample, args.seed)
                 hits = {10: 0, 20: 0, 30: 0}
                 ms: list[float] = []
                 for q in questions:
                     cands = retriever.candidates(list(q.entities), qhops)
                     t = time.perf_counter()
-                    top = retriever.top_k(strip_brackets(q.question), cands, 30)
+                    top = retriever.top_k(strip_brackets(q.text), cands, 30)
                     ms.append((time.perf_counter() - t) * 1000)
                     for k in hits:
                         names = {x for s in top[:k] for x in (s.triple.subject, s.triple.object)}
