@@ -98,16 +98,23 @@ class GraphWalker:
         self.edges = edges
         self.scorer = scorer
         self.bridge_margin = bridge_margin
+        self.last_previous_score: float | None = None
 
     def _options(
-        self, frontier: Sequence[str], text: str
+        self, frontier: Sequence[str], text: str, previous: tuple[str, bool] | None = None
     ) -> tuple[list[Option], dict[tuple[str, bool], list[Edge]]]:
         groups: dict[tuple[str, bool], list[Edge]] = defaultdict(list)
         for edge in self.edges(frontier):
             groups[(edge.triple.relation, edge.outgoing)].append(edge)
         if not groups:
             return [], {}
-        scores = self.scorer(text, groups)
+        scored = dict(groups)
+        if previous is not None and previous not in scored:
+            # Also score the relation the frontier was reached by (not available here): if the
+            # step matches it best, the step restates the previous one.
+            scored[previous] = []
+        scores = self.scorer(text, scored)
+        self.last_previous_score = scores.get(previous, float("-inf")) if previous else None
         options = sorted(
             (Option(rel, out, scores[(rel, out)], len(groups[(rel, out)])) for rel, out in groups),
             key=lambda o: (-o.score, o.relation, not o.outgoing),
@@ -139,12 +146,15 @@ class GraphWalker:
             if not frontier:
                 hops.append(Hop(sq, None, (), (), ()))
                 break
-            options, groups = self._options(frontier, sq)
+            last = next((h.chosen for h in reversed(hops) if h.chosen is not None), None)
+            previous = (last.relation, last.outgoing) if last is not None else None
+            options, groups = self._options(frontier, sq, previous)
+            prev_score = self.last_previous_score
             if not options:
                 hops.append(Hop(sq, None, (), (), ()))
                 frontier = []
                 break
-            last = next((h.chosen for h in reversed(hops) if h.chosen is not None), None)
+            bridged = False
             if last is not None and self.bridge_margin is not None:
                 key = (last.relation, not last.outgoing)
                 if key in groups:
@@ -152,7 +162,13 @@ class GraphWalker:
                     b_options, b_groups = (
                         self._options(sorted(b_support), sq) if b_support else ([], {})
                     )
-                    if b_options and b_options[0].score > options[0].score + self.bridge_margin:
+                    if (
+                        b_options
+                        and b_options[0].score > options[0].score + self.bridge_margin
+                        # Going there and back along the same relation is a restatement of
+                        # the previous step, not a missing middle step.
+                        and (b_options[0].relation, b_options[0].outgoing) != previous
+                    ):
                         bridge = next(o for o in options if (o.relation, o.outgoing) == key)
                         text = f"(added) entities linked to those by {verbalize_relation(bridge.relation)}"
                         hops.append(
@@ -167,6 +183,18 @@ class GraphWalker:
                         )
                         frontier, support = sorted(b_support), b_support
                         options, groups = b_options, b_groups
+                        bridged = True
+            if (
+                not bridged
+                and previous is not None
+                and previous not in groups
+                and prev_score is not None
+                and prev_score > options[0].score
+            ):
+                # "movies those directors directed" after "movies directed by X": the step
+                # asks for what the frontier already is.
+                hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
+                continue
             chosen = options[0]
             new_support, used = self._move(
                 groups[(chosen.relation, chosen.outgoing)], support, topic

@@ -117,7 +117,11 @@ def test_a_step_that_only_leads_back_to_the_topic_is_skipped_as_a_restatement():
     walker = GraphWalker(edges, keyword_scorer)
     hops, answers = walker.walk(
         ["John Shirley"],
-        ["Which movies were written by him?", "Which movies did those writers write?", "What genre?"],
+        [
+            "Which movies were written by him?",
+            "Which movies did those writers write?",
+            "What genre?",
+        ],
     )
     assert hops[1].restated and hops[1].entities == ("Blue", "Red")
     assert {a.name for a in answers} == {"Drama", "Horror"}
@@ -155,3 +159,32 @@ def test_a_dropped_middle_step_is_bridged_and_said_so():
         ["M1"], ["actors of M1", "writers of those movies"]
     )
     assert [a.name for a in plain] != ["W2"]
+
+
+def test_a_step_that_asks_for_the_previous_relation_again_is_a_restatement():
+    # After "movies written by John Shirley" the frontier is movies; "movies those writers
+    # wrote" matches the relation just followed (written_by, incoming) best, which is not
+    # available at movies: the step is skipped, not walked back along written_by.
+    kb = KB + [Triple(7, "Red", "written_by", "Ann")]
+
+    def kb_edges(names):
+        out = []
+        for t in kb:
+            if t.subject in names:
+                out.append(Edge(t, t.subject, True))
+            if t.object in names:
+                out.append(Edge(t, t.object, False))
+        return out
+
+    def scorer(text, groups):
+        text = text.lower()
+        table = {("written_by", False): float("movies" in text and "writ" in text)}
+        return {
+            k: table.get(k, 0.5 if "writ" in text and k[0] == "written_by" else 0.0) for k in groups
+        }
+
+    hops, answers = GraphWalker(kb_edges, scorer).walk(
+        ["John Shirley"], ["movies written by John Shirley", "movies those writers wrote"]
+    )
+    assert hops[1].restated
+    assert {a.name for a in answers} == {"Blue", "Red"}
