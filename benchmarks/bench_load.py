@@ -52,6 +52,9 @@ class GroupedStore:
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]:
         return self.store.duplicate_triple_ids(limit)
 
+    def refresh_statistics(self) -> None:
+        self.store.refresh_statistics()
+
 
 def baseline(factory: Factory, store: Neo4jStore, triples: list[RawTriple]) -> float:
     """Seconds to MERGE ``triples`` one auto-commit query at a time into an empty graph."""

@@ -46,8 +46,11 @@ TEST_HEAP = "1g"
 TEST_PAGECACHE = "512m"
 # Test servers only. Without preallocation a fresh database takes a few MB instead of ~0.5 GB;
 # the two internal Bolt waits (5 s each by default, Neo4j 5.26) make a stop take ~1 s, not ~11.
+# Index statistics change only when kgqa re-samples them (load_kb does), never when a
+# background thread happens to run: plans in tests do not depend on timing.
 TEST_SERVER_CONFIG = {
     "db.tx_log.preallocate": "false",
+    "db.index_sampling.background_enabled": "false",
     "internal.server.bolt.thread_pool_shutdown_wait_time": "0s",
     "internal.server.bolt.connection_shutdown_wait_time": "0s",
 }

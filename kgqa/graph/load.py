@@ -39,6 +39,8 @@ class KBWriter(Protocol):
 
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]: ...
 
+    def refresh_statistics(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class LoadReport:
@@ -128,6 +130,9 @@ def load_kb(
         if progress:
             progress(len(batch))
 
+    # The planner's statistics of the name index may still describe an empty graph (until
+    # Neo4j's background sampler runs): the next queries would scan the index, not seek it.
+    store.refresh_statistics()
     duplicates = store.duplicate_triple_ids(limit=MAX_LISTED_PROBLEMS)
     if duplicates:
         listed = "\n".join(

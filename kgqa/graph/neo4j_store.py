@@ -158,6 +158,12 @@ class Neo4jStore:
             created += counters.relationships_created
         return created
 
+    def refresh_statistics(self) -> None:
+        """Re-sample outdated index statistics, so queries planned right after a load seek
+        the name index instead of scanning it (the sample of an empty index says "0 entries")."""
+        with _graph_errors(self.database), self._driver.session(database=self.database) as s:
+            s.run(query("resample_outdated_indexes")).consume()
+
     def clear(self) -> None:
         """Delete every node and relationship (tests, benchmarks); the schema stays."""
         with _graph_errors(self.database), self._driver.session(database=self.database) as s:

@@ -144,6 +144,9 @@ class FakeStore:
         self.calls.append("check")
         return self._duplicates[:limit]
 
+    def refresh_statistics(self) -> None:
+        self.calls.append("statistics")
+
 
 def kb_text(n: int) -> bytes:
     return b"".join(f"movie {i}|directed_by|person {i % 3}\n".encode() for i in range(n))
@@ -155,7 +158,9 @@ def test_load_writes_schema_then_entities_then_triples_in_batches() -> None:
     progressed: list[int] = []
     report = load_kb(store, parsed, batch_size=4, progress=progressed.append)
     # 13 entities in batches of 4, then 10 triples in batches of 4.
-    assert store.calls == ["schema"] + ["entities"] * 4 + ["triples"] * 3 + ["check"]
+    assert store.calls == (
+        ["schema"] + ["entities"] * 4 + ["triples"] * 3 + ["statistics", "check"]
+    )
     assert store.batch_sizes == [4, 4, 4, 1, 4, 4, 2]
     assert sum(progressed) == len(parsed.entities) + len(parsed.triples) == 23
     assert report.triples_written == 10
