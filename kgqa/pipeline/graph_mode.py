@@ -9,6 +9,7 @@ read off the graph, so it cannot contain an entity that no triple supports.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
@@ -23,6 +24,21 @@ from kgqa.types import Answer, AnswerEntity, ScoredTriple, StageCost, SubAnswer
 
 # How many answer names the prose answer lists before "and N more".
 _SHOWN = 10
+
+
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+# Words that name the entity's kind or glue a step together, but ask for nothing.
+_EMPTY_WORDS = frozenset(
+    "a an the of for about in on by movie movies film films that this those it its is was "
+    "are what which who whom".split()
+)
+
+
+def asks_something(step: str) -> bool:
+    """False for a step that only names the entity ("film [Saw V]?"): small models sometimes
+    open with one, which would send the walk along an arbitrary relation."""
+    words = re.findall(r"[a-z']+", _BRACKETED.sub(" ", step).lower())
+    return any(w not in _EMPTY_WORDS for w in words)
 
 
 def render_answer(entities: Sequence[AnswerEntity]) -> str:
@@ -109,10 +125,11 @@ class GraphPipeline:
         if self.decomposer is not None:
             decomposition = self.decomposer.run(question, costs)
             reasoning = decomposition.reasoning
+            steps = [q for q in decomposition.sub_questions if asks_something(q)]
             # A question that needs one hop is not decomposed (paper, 3.5.1): its own words say
             # more about the relation than a terse step written from them.
-            if len(decomposition.sub_questions) > 1:
-                sub_questions = decomposition.sub_questions
+            if len(steps) > 1:
+                sub_questions = tuple(steps)
         start = time.perf_counter()
         hops, answer_entities = self.walker.walk(entities, sub_questions)
         costs.append(StageCost("graph_walk", time.perf_counter() - start))

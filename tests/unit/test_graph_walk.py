@@ -188,3 +188,12 @@ def test_a_step_that_asks_for_the_previous_relation_again_is_a_restatement():
     )
     assert hops[1].restated
     assert {a.name for a in answers} == {"Blue", "Red"}
+
+
+def test_steps_that_only_name_the_entity_are_dropped():
+    from kgqa.pipeline.graph_mode import asks_something
+
+    assert not asks_something("film [Saw V]?")
+    assert not asks_something("the movie [The Bat]?")
+    assert asks_something("writer of that film?")
+    assert asks_something("genres of those movies?")
