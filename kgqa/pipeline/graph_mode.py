@@ -29,8 +29,33 @@ _SHOWN = 10
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 # Words that name the entity's kind or glue a step together, but ask for nothing.
 _EMPTY_WORDS = frozenset(
-    "a an the of for about in on by movie movies film films that this those it its is was "
-    "are what which who whom".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "about",
+        "in",
+        "on",
+        "by",
+        "movie",
+        "movies",
+        "film",
+        "films",
+        "that",
+        "this",
+        "those",
+        "it",
+        "its",
+        "is",
+        "was",
+        "are",
+        "what",
+        "which",
+        "who",
+        "whom",
+    ]
 )
 
 
