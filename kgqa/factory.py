@@ -123,6 +123,7 @@ class Factory:
         walker = GraphWalker(
             lambda names: frontier_edges(driver, database, names),
             phrase_scorer(embedder.embed, phrases),
+            known=list(phrases.described),
         )
         return GraphPipeline(self.llm(), walker, params)
 

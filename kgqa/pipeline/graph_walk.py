@@ -94,11 +94,22 @@ class GraphWalker:
     so in the reasoning. ``None`` disables it.
     """
 
-    def __init__(self, edges: EdgeSource, scorer: OptionScorer, bridge_margin: float | None = 0.25):
+    def __init__(
+        self,
+        edges: EdgeSource,
+        scorer: OptionScorer,
+        bridge_margin: float | None = 0.25,
+        known: Sequence[tuple[str, bool]] = (),
+    ):
         self.edges = edges
         self.scorer = scorer
         self.bridge_margin = bridge_margin
+        # Every (relation, direction) the scorer can judge, available at the frontier or not:
+        # the step's best match among them says what it asks for (see walk()).
+        self.known = tuple(known)
         self.last_previous_score: float | None = None
+        self.last_ideal: tuple[str, bool] | None = None
+        self.last_ideal_here: tuple[str, bool] | None = None
 
     def _options(
         self, frontier: Sequence[str], text: str, previous: tuple[str, bool] | None = None
@@ -113,8 +124,12 @@ class GraphWalker:
             # Also score the relation the frontier was reached by (not available here): if the
             # step matches it best, the step restates the previous one.
             scored[previous] = []
+        for key in self.known:
+            scored.setdefault(key, [])
         scores = self.scorer(text, scored)
         self.last_previous_score = scores.get(previous, float("-inf")) if previous else None
+        # The step's best match among everything known, available here or not.
+        self.last_ideal = max(scores, key=lambda k: scores[k]) if scores else None
         options = sorted(
             (Option(rel, out, scores[(rel, out)], len(groups[(rel, out)])) for rel, out in groups),
             key=lambda o: (-o.score, o.relation, not o.outgoing),
@@ -150,6 +165,7 @@ class GraphWalker:
             previous = (last.relation, last.outgoing) if last is not None else None
             options, groups = self._options(frontier, sq, previous)
             prev_score = self.last_previous_score
+            self.last_ideal_here = self.last_ideal
             if not options:
                 hops.append(Hop(sq, None, (), (), ()))
                 frontier = []
@@ -162,9 +178,23 @@ class GraphWalker:
                     b_options, b_groups = (
                         self._options(sorted(b_support), sq) if b_support else ([], {})
                     )
+                    ideal = self.last_ideal_here
+                    # The step asks for a relation that the frontier lacks and the bridged
+                    # frontier has ("screenwriters of those movies" while at actors), or the
+                    # bridged frontier fits much better.
+                    wants_bridge = (
+                        ideal is not None
+                        and ideal not in groups
+                        and ideal != previous
+                        and bool(b_options)
+                        and (b_options[0].relation, b_options[0].outgoing) == ideal
+                    )
                     if (
                         b_options
-                        and b_options[0].score > options[0].score + self.bridge_margin
+                        and (
+                            wants_bridge
+                            or b_options[0].score > options[0].score + self.bridge_margin
+                        )
                         # Going there and back along the same relation is a restatement of
                         # the previous step, not a missing middle step.
                         and (b_options[0].relation, b_options[0].outgoing) != previous
