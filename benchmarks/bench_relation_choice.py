@@ -1,0 +1,67 @@
+"""Which signal picks the relation a 1-hop question asks about?
+
+For seeded 1-hop MetaQA dev questions, the options are the (relation, direction) pairs present
+at the topic entity (kgqa.graph.expand.frontier_edges); the gold one comes from the question's
+qtype. Compared: the best-matching triple (vectors embedded at load time), the mean over the
+option's triples, and the packaged relation phrasings (kgqa/data/relations_metaqa.toml), which
+graph mode uses. Needs the full KB loaded and indexed.
+
+    .venv/bin/python benchmarks/bench_relation_choice.py --sample 200 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from kgqa.eval.faithfulness import metaqa_path
+from kgqa.eval.metaqa import load_split, sample
+from kgqa.factory import Factory
+from kgqa.graph.expand import frontier_edges
+from kgqa.pipeline.relations import RelationPhrases, normalize_question
+from kgqa.settings import load_settings
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/metaqa"))
+    ap.add_argument("--sample", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    settings = load_settings()
+    phrases = RelationPhrases.load(settings.retrieval.relations_file)
+    right: dict[str, int] = defaultdict(int)
+    with Factory(settings) as f:
+        driver, emb, index = f.driver(), f.embedder(), f.vector_index()
+        questions = sample(load_split(args.data, 1, "dev"), args.sample, args.seed)
+        cache: dict[tuple[str, bool], np.ndarray] = {}
+        for q in questions:
+            gold = metaqa_path(q.qtype)[0]
+            groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
+            for e in frontier_edges(driver, settings.neo4j.database, list(q.entities)):
+                groups[(e.triple.relation, e.outgoing)].append(e.triple.id)
+            keys = list(groups)
+            plain = emb.embed([q.text.replace("[", "").replace("]", "")])[0]
+            masked = emb.embed([normalize_question(q.text)])[0]
+            for key in keys:
+                if key not in cache:
+                    cache[key] = emb.embed(phrases.phrases(*key))
+            scores = {
+                "best triple": [float((index.vectors(groups[k]) @ plain).max()) for k in keys],
+                "mean of triples": [float((index.vectors(groups[k]) @ plain).mean()) for k in keys],
+                "relation phrasings": [float((cache[k] @ masked).max()) for k in keys],
+            }
+            for name, values in scores.items():
+                right[name] += keys[int(np.argmax(values))] == (gold.relation, gold.outgoing)
+    print(f"{len(questions)} one-hop dev questions, seed {args.seed}")
+    for name, n in right.items():
+        print(f"  {name:<20} {n / len(questions):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
