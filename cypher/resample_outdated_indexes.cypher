@@ -1,5 +1,5 @@
-// Re-sample every index whose statistics are out of date (synchronous, milliseconds for the
-// name index). An index created or sampled while the graph was empty keeps "0 entries" until
-// Neo4j's background sampler runs; until then the planner scans the whole name index instead
-// of seeking one name.
+// Ask Neo4j to re-sample every index whose statistics are out of date. It only schedules the
+// job (milliseconds for the name index of a KB); Neo4j 5.26 exposes no waiting variant. An
+// index sampled while the graph was empty says "0 entries" until re-sampled, and with that
+// sample the planner scans the whole name index instead of seeking one name.
 CALL db.resampleOutdatedIndexes()

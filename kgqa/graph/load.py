@@ -132,6 +132,7 @@ def load_kb(
 
     # The planner's statistics of the name index may still describe an empty graph (until
     # Neo4j's background sampler runs): the next queries would scan the index, not seek it.
+    # Re-sampling is only scheduled here, but takes milliseconds.
     store.refresh_statistics()
     duplicates = store.duplicate_triple_ids(limit=MAX_LISTED_PROBLEMS)
     if duplicates:
