@@ -156,7 +156,7 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
 @click.option(
     "--mode",
     type=click.Choice(MODE_CHOICES),
-    default="kgrag",
+    default="graph",
     show_default=True,
     help="kgrag: full system; kaping: graph, no decomposition; qd: decomposition, no graph; "
     "llm: the question alone; graph: graph-constrained hops, answers are KG entities.",
