@@ -105,7 +105,7 @@ def test_cli_json_uses_bracketed_entities_and_overrides(monkeypatch):
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["answer"] == "Action"
-    assert seen["entities"] == ["John Shirley"] and seen["mode"] == "kgrag"
+    assert seen["entities"] == ["John Shirley"] and seen["mode"] == "graph"  # the default mode
     s = seen["settings"]
     assert (s.retrieval.hops, s.retrieval.top_k, s.llm.model) == (2, 7, "x.gguf")
 
