@@ -16,14 +16,22 @@ KB = [
 ]
 
 
-def edges(names):
-    out = []
-    for t in KB:
-        if t.subject in names:
-            out.append(Edge(t, t.subject, True))
-        if t.object in names:
-            out.append(Edge(t, t.object, False))
-    return out
+def edges_of(kb):
+    """An edge source over an in-memory list of triples (both directions)."""
+
+    def edges(names):
+        out = []
+        for t in kb:
+            if t.subject in names:
+                out.append(Edge(t, t.subject, True))
+            if t.object in names:
+                out.append(Edge(t, t.object, False))
+        return out
+
+    return edges
+
+
+edges = edges_of(KB)
 
 
 KEYWORDS = {"written_by": ("writ", "wrote"), "has_genre": ("genre",), "directed_by": ("direct",)}
@@ -135,14 +143,7 @@ def test_a_dropped_middle_step_is_bridged_and_said_so():
         Triple(14, "M1", "written_by", "W1"),
     ]
 
-    def kb_edges(names):
-        out = []
-        for t in kb:
-            if t.subject in names:
-                out.append(Edge(t, t.subject, True))
-            if t.object in names:
-                out.append(Edge(t, t.object, False))
-        return out
+    kb_edges = edges_of(kb)
 
     def scorer(text, groups):
         words = {"starred_actors": ("actor",), "written_by": ("writ",)}
@@ -167,14 +168,7 @@ def test_a_step_that_asks_for_the_previous_relation_again_is_a_restatement():
     # available at movies: the step is skipped, not walked back along written_by.
     kb = KB + [Triple(7, "Red", "written_by", "Ann")]
 
-    def kb_edges(names):
-        out = []
-        for t in kb:
-            if t.subject in names:
-                out.append(Edge(t, t.subject, True))
-            if t.object in names:
-                out.append(Edge(t, t.object, False))
-        return out
+    kb_edges = edges_of(kb)
 
     def scorer(text, groups):
         text = text.lower()
