@@ -100,15 +100,24 @@ class Factory:
         return self._cache["llm"]
 
     def pipeline(self, mode: str = "kgrag") -> Any:
-        """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm);
-        the graph is connected only for the modes that read it."""
+        """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm, graph);
+        every mode grounds its answer in the graph (answer entities with node ids)."""
         from kgqa.pipeline.pipeline import GRAPH_MODES, KGRAGPipeline, PipelineParams
 
         params = PipelineParams.from_settings(self.settings)
         if mode == "graph":
             return self.graph_pipeline(params)
+        from kgqa.pipeline.ground import AnswerGrounder
+
         retriever = self.retriever() if mode in GRAPH_MODES else None
-        return KGRAGPipeline(self.llm(), retriever, params, mode)
+        return KGRAGPipeline(self.llm(), retriever, params, mode, AnswerGrounder(self._node_ids))
+
+    def _node_ids(self, names: Any) -> dict[str, str]:
+        """KB entity names -> node ids; connects to Neo4j on first use (qd and llm modes read
+        the graph only here, to ground their answers)."""
+        from kgqa.graph.paths import Neo4jRubric
+
+        return Neo4jRubric(self.driver(), self.settings.neo4j.database).node_ids(names)
 
     def graph_pipeline(self, params: Any) -> Any:
         """``--mode graph``: LLM decomposition + a walk over real graph edges."""

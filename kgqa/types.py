@@ -131,3 +131,11 @@ class Answer:
     candidates_count: int = 0
     truncated: bool = False
     parameters: dict[str, object] = field(default_factory=dict)
+    # True when ``answer_entities`` were read from the LLM's free text (kgqa.pipeline.ground)
+    # rather than reached in the graph: evaluation then reads the text, as for any free answer.
+    from_text: bool = False
+
+    @property
+    def ranked_entities(self) -> tuple[AnswerEntity, ...]:
+        """The answer entities when they *are* the answer (graph mode), else ()."""
+        return () if self.from_text else self.answer_entities

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # here so that `kgqa --help` does not import the pipeline.
 MODE_CHOICES = ("kgrag", "kaping", "qd", "llm", "graph")
 SHOWN_TRIPLES = 5
+SHOWN_ENTITIES = 10
+SHOWN_SUPPORT = 3
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
@@ -59,6 +61,7 @@ def answer_to_json(answer: Answer) -> dict[str, Any]:
         "answer_text": answer.text,
         "answer_names": answer_names(answer.text),
         "answer_entities": [dataclasses.asdict(e) for e in answer.answer_entities],
+        "answer_entities_from_text": answer.from_text,
         "reasoning": answer.reasoning,
         "sub_questions": [
             {
@@ -95,6 +98,10 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
     rest = answer.text.strip().split("\n", 1)
     if len(rest) > 1 and rest[1].strip():
         sections.append(("Explanation", rest[1].strip()))
+    if answer.answer_entities:
+        sections.append(
+            ("Answer entities (KG nodes and the triples that support them)", _entity_lines(answer))
+        )
     if answer.reasoning:
         sections.append(("Chain of thought", answer.reasoning))
     if answer.sub_answers:
@@ -116,6 +123,26 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
         sections.append(("Sub-questions", "\n".join(blocks)))
     sections.append(("Cost", _cost_table(answer)))
     return sections
+
+
+def _entity_lines(answer: Answer) -> str:
+    known = {st.triple.id: st.triple for s in answer.sub_answers for st in s.evidence}
+    lines = []
+    for i, e in enumerate(answer.answer_entities[:SHOWN_ENTITIES], 1):
+        lines.append(f"{i}. {e.name}  (node {e.node_id or 'not in the KB'})")
+        if not e.support:
+            lines.append("     no supporting triple: the answer states it without evidence")
+        for tid in e.support[:SHOWN_SUPPORT]:
+            t = known.get(tid)
+            lines.append(f"     #{tid}  {t.verbalize()}" if t else f"     #{tid}")
+        if len(e.support) > SHOWN_SUPPORT:
+            lines.append(f"     ... {len(e.support) - SHOWN_SUPPORT} more (--json lists all)")
+    more = len(answer.answer_entities) - SHOWN_ENTITIES
+    if more > 0:
+        lines.append(f"... and {more} more (--json lists all)")
+    if answer.from_text:
+        lines.append("(read from the answer text; support = the retrieved triples linking it)")
+    return "\n".join(lines)
 
 
 def _cost_table(answer: Answer) -> str:

@@ -395,7 +395,9 @@ class _Mention:
     tentative: bool = False
 
 
-def _text_candidates(text: str) -> set[str]:
+def text_candidates(text: str) -> set[str]:
+    """Every string of ``text`` that could name an entity: the items the answer parser would
+    look up and the name-like spans (for one batched KB look-up)."""
     rec = _recorder()
     answer_items(text, (), rec)
     found = {_original_case(text, c) for c in rec.asked}
@@ -495,9 +497,9 @@ class FaithfulnessChecker:
         free text, which is then parsed with the names known."""
         lists: list[tuple[str, Sequence[tuple[str, tuple[int, ...] | None]]]] = []
         texts: list[tuple[str, str]] = []
-        if answer.answer_entities:
+        if answer.ranked_entities:
             lists.append(
-                (STAGE_ANSWER, [(e.name, tuple(e.support) or None) for e in answer.answer_entities])
+                (STAGE_ANSWER, [(e.name, tuple(e.support) or None) for e in answer.ranked_entities])
             )
         elif answer.text.strip():
             texts.append((STAGE_ANSWER, answer.text))
@@ -512,7 +514,7 @@ class FaithfulnessChecker:
         candidates: set[str] = {s.text for s in reasoning_spans}
         candidates |= {n for _, items in lists for n, _ in items}
         for _, text in texts:
-            candidates |= _text_candidates(text)
+            candidates |= text_candidates(text)
         known = self.graph.exact(candidates) if candidates else set()
         by_norm: dict[str, list[str]] = {}
         for name in sorted(known):

@@ -169,7 +169,7 @@ def first_entity(
 def _answer_parts(answer: Answer | str) -> tuple[str, list[str]]:
     if isinstance(answer, str):
         return answer, []
-    return answer.text, [e.name for e in answer.answer_entities]
+    return answer.text, [e.name for e in answer.ranked_entities]
 
 
 def hit1_entity(
@@ -349,7 +349,13 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             out[key] = _mean([float(c) for c in counts])
             out[f"{key}_total"] = sum(counts)
     if "mistakes_total" in out:
-        entities = sum(len((r.get("answer") or {}).get("entities") or []) for r in ok)
+        # Graph mode's answer entities; a free-text answer's (read from the text) are not its
+        # answer set, so they do not count here.
+        entities = sum(
+            len(a.get("entities") or [])
+            for a in ((r.get("answer") or {}) for r in ok)
+            if not a.get("entities_from_text")
+        )
         out["answer_entities_total"] = entities
         out["mistake_rate"] = out["mistakes_total"] / entities if entities else None
     return out

@@ -31,9 +31,9 @@ from kgqa.errors import (
     PromptError,
 )
 from kgqa.eval import metrics as M
-from kgqa.pipeline.synthesize import answer_line
 from kgqa.eval.metaqa import Question
 from kgqa.pipeline.base import QAPipeline, Retriever
+from kgqa.pipeline.synthesize import answer_line
 from kgqa.types import Answer
 
 RUN_FILE = "run.json"
@@ -288,8 +288,8 @@ def answer_metrics(
         "hit1_paper": M.hit1_paper(answer_line(answer.text), q.answers),
         "hit1_entity": M.hit1_entity(answer, q.answers, entity_names),
         "top_entity": (
-            answer.answer_entities[0].name
-            if answer.answer_entities
+            answer.ranked_entities[0].name
+            if answer.ranked_entities
             else M.first_entity(answer.text, q.answers, entity_names)
         ),
         "predicted": predicted,
@@ -317,6 +317,8 @@ def answer_record(
         answer={
             "text": answer.text,
             "entities": [dataclasses.asdict(e) for e in answer.answer_entities],
+            # True: the entities were read from the free text (the metrics read the text).
+            "entities_from_text": answer.from_text,
             "reasoning": answer.reasoning,
             "sub_questions": [
                 {

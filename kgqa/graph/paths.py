@@ -119,6 +119,14 @@ class Neo4jRubric:
         records = _read(self._driver, self.database, "entities_exact", names=wanted)
         return {r["name"] for r in records if r["found"]}
 
+    def node_ids(self, names: Iterable[str]) -> dict[str, str]:
+        """``{name: Neo4j element id}`` for the names that are entities (exact match)."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        records = _read(self._driver, self.database, "entities_exact", names=wanted)
+        return {r["name"]: r["node_id"] for r in records if r["found"]}
+
     def case_insensitive(self, names: Iterable[str]) -> dict[str, list[str]]:
         """``{lower-cased name: [entity names equal to it ignoring case]}`` (a scan: call it
         only for names that :meth:`exact` did not find)."""

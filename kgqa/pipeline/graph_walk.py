@@ -84,6 +84,10 @@ def embedding_scorer(
     return score
 
 
+def _node_ids(groups: dict[tuple[str, bool], list[Edge]]) -> dict[str, str]:
+    return {e.to_name: e.to_node_id for edges in groups.values() for e in edges if e.to_node_id}
+
+
 class GraphWalker:
     """Moves a frontier of entities through the graph, one sub-question per hop.
 
@@ -154,6 +158,8 @@ class GraphWalker:
     ) -> tuple[list[Hop], list[AnswerEntity]]:
         topic = set(entities)
         frontier: list[str] = list(dict.fromkeys(entities))
+        # Neo4j element id of every entity the walk reached (the far node of each edge).
+        node_ids: dict[str, str] = {}
         # Triple ids supporting each frontier entity (its whole path back to the topic).
         support: dict[str, set[int]] = {e: set() for e in frontier}
         hops: list[Hop] = []
@@ -164,6 +170,7 @@ class GraphWalker:
             last = next((h.chosen for h in reversed(hops) if h.chosen is not None), None)
             previous = (last.relation, last.outgoing) if last is not None else None
             options, groups = self._options(frontier, sq, previous)
+            node_ids.update(_node_ids(groups))
             prev_score = self.last_previous_score
             self.last_ideal_here = self.last_ideal
             if not options:
@@ -178,6 +185,7 @@ class GraphWalker:
                     b_options, b_groups = (
                         self._options(sorted(b_support), sq) if b_support else ([], {})
                     )
+                    node_ids.update(_node_ids(b_groups))
                     ideal = self.last_ideal_here
                     # The step asks for a relation that the frontier lacks and the bridged
                     # frontier has ("screenwriters of those movies" while at actors), or the
@@ -239,8 +247,16 @@ class GraphWalker:
             support = new_support
             hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), used))
         # Rank: entities reached along more distinct triples first (more evidence), then by name.
+        # Support triples are listed along the path: first hop first.
+        hop_of = {tid: i for i, h in reversed(list(enumerate(hops))) for tid in h.triple_ids}
         ranked = sorted(support.items(), key=lambda kv: (-len(kv[1]), kv[0])) if frontier else []
         answers = [
-            AnswerEntity(name, None, float(len(ids)), tuple(sorted(ids))) for name, ids in ranked
+            AnswerEntity(
+                name,
+                node_ids.get(name),
+                float(len(ids)),
+                tuple(sorted(ids, key=lambda i: (hop_of.get(i, len(hops)), i))),
+            )
+            for name, ids in ranked
         ]
         return hops, answers

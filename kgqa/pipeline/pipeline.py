@@ -21,6 +21,7 @@ from kgqa.llm.base import LLM, GenParams
 from kgqa.pipeline.answer import SubQuestionAnswerer
 from kgqa.pipeline.base import Retriever
 from kgqa.pipeline.decompose import Decomposer
+from kgqa.pipeline.ground import AnswerGrounder
 from kgqa.pipeline.reformulate import Reformulator
 from kgqa.pipeline.synthesize import Synthesizer
 from kgqa.prompts import PromptTemplate
@@ -96,6 +97,7 @@ class KGRAGPipeline:
         retriever: Retriever | None,
         params: PipelineParams | None = None,
         mode: str = "kgrag",
+        grounder: AnswerGrounder | None = None,
     ):
         if mode not in MODES:
             raise ConfigError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
@@ -105,6 +107,8 @@ class KGRAGPipeline:
         self.retriever = retriever
         self.params = params or PipelineParams()
         self.mode = mode
+        # Reads the KG entities the answer names (with node ids and supporting triples).
+        self.grounder = grounder
         p, pdir = self.params, self.params.prompts_dir
         self.decomposer = Decomposer(
             llm, p.gen, PromptTemplate("decompose", pdir), max_sub_questions=p.max_sub_questions
@@ -153,6 +157,11 @@ class KGRAGPipeline:
             subs = self._sub_answers(decomposition.sub_questions, candidates, costs)
             text = self.synthesizer.run(question, reasoning, subs, costs)
         evidence = dict.fromkeys(st.triple.id for s in subs for st in s.evidence)
+        grounded = (
+            self.grounder.ground(text, entities, [st.triple for s in subs for st in s.evidence])
+            if self.grounder is not None
+            else ()
+        )
         return Answer(
             question=question,
             entities_in=entities,
@@ -160,11 +169,13 @@ class KGRAGPipeline:
             text=text,
             reasoning=reasoning,
             sub_answers=subs,
+            answer_entities=grounded,
             evidence_ids=tuple(evidence),
             costs=tuple(costs),
             candidates_count=len(candidates) if candidates is not None else 0,
             truncated=candidates.truncated if candidates is not None else False,
             parameters=self.params.as_dict(self.mode),
+            from_text=True,
         )
 
     def _sub_answers(

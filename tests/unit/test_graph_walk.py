@@ -55,7 +55,7 @@ def test_two_hops_follow_real_edges_and_carry_support():
     assert hops[0].entities == ("Blue", "Red")
     assert {a.name for a in answers} == {"Drama", "Horror"}
     drama = next(a for a in answers if a.name == "Drama")
-    assert set(drama.support) == {1, 3}  # the whole path, not just the last triple
+    assert drama.support == (1, 3)  # the whole path, in path order (hop 1, then hop 2)
     # Green is a Drama too, but not reachable from John Shirley's movies
     assert all(6 not in a.support for a in answers)
 
@@ -191,3 +191,19 @@ def test_steps_that_only_name_the_entity_are_dropped():
     assert not asks_something("the movie [The Bat]?")
     assert asks_something("writer of that film?")
     assert asks_something("genres of those movies?")
+
+
+def test_answer_entities_carry_the_node_ids_of_the_edges_that_reached_them():
+    def edges_with_ids(names):
+        return [
+            Edge(e.triple, e.from_name, e.outgoing, f"node:{e.to_name}") for e in edges(names)
+        ]
+
+    walker = GraphWalker(edges_with_ids, keyword_scorer)
+    _, answers = walker.walk(
+        ["John Shirley"], ["Which movies were written by him?", "What genre are they?"]
+    )
+    assert {(a.name, a.node_id) for a in answers} == {
+        ("Drama", "node:Drama"),
+        ("Horror", "node:Horror"),
+    }

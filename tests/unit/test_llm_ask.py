@@ -51,6 +51,7 @@ def test_json_shape():
         "answer_text",
         "answer_names",
         "answer_entities",
+        "answer_entities_from_text",
         "reasoning",
         "sub_questions",
         "evidence_ids",

@@ -1,0 +1,100 @@
+"""Grounding a free-text answer (modes ``kgrag``, ``kaping``, ``qd``, ``llm``): the KG entities
+its answer line names, each with its Neo4j node id and the ids of the triples, among those the
+pipeline retrieved for its sub-questions, that contain it.
+
+Graph mode produces its answer entities by walking the graph; the other modes write text, so
+their entities are *read* from it: every name-like span or list item of the answer line, and
+every entity of the retrieved triples, is looked up exactly in the KB in one query, and the
+known names found on the line (longest first, without overlaps, in line order; the topic
+entities excluded) become the answer entities. Each one's support is the shortest chain of
+retrieved triples from the topic entity to it (:func:`support_path`). A name the KB has but no retrieved triple
+contains keeps an empty support: the answer states it without evidence (``qd`` and ``llm``
+retrieve nothing, so all of theirs are unsupported). The faithfulness check judges them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from kgqa.pipeline.synthesize import answer_line
+from kgqa.types import AnswerEntity, Triple
+
+# names -> {name: node id} for the names that are KB entities (exact, case-sensitive).
+NodeIds = Callable[[Iterable[str]], dict[str, str]]
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+
+
+def mentions(line: str, names: Iterable[str]) -> list[str]:
+    """The ``names`` that occur in ``line`` (ignoring case, on word boundaries), longest first
+    without overlaps, in the order they occur. Of two names differing only in case, the one
+    written with the line's own case wins."""
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(set(names), key=lambda n: (-len(n), n not in line, n)):
+        for m in _pattern(name).finditer(line):
+            if all(m.end() <= a or m.start() >= b for a, b, _ in spans):
+                spans.append((m.start(), m.end(), name))
+    return [name for _, _, name in sorted(spans)]
+
+
+def support_path(name: str, topics: set[str], evidence: Sequence[Triple]) -> tuple[int, ...]:
+    """The retrieved triples that support ``name``: the shortest chain of them from a topic
+    entity to it (either direction, first retrieved first); when they do not connect the two,
+    the retrieved triples that contain it; () when none does."""
+    own = tuple(dict.fromkeys(t.id for t in evidence if name in (t.subject, t.object)))
+    if not own or not topics:
+        return own
+    links: dict[str, list[tuple[str, int]]] = {}
+    for t in evidence:
+        links.setdefault(t.subject, []).append((t.object, t.id))
+        links.setdefault(t.object, []).append((t.subject, t.id))
+    came_by: dict[str, tuple[str, int] | None] = {n: None for n in topics if n in links}
+    queue = list(came_by)
+    for node in queue:
+        if node == name:
+            break
+        for nxt, tid in links.get(node, ()):
+            if nxt not in came_by:
+                came_by[nxt] = (node, tid)
+                queue.append(nxt)
+    if name not in came_by:
+        return own
+    path: list[int] = []
+    step = came_by[name]
+    while step is not None:
+        path.append(step[1])
+        step = came_by[step[0]]
+    return tuple(reversed(path))
+
+
+class AnswerGrounder:
+    """``ground(text, topics, evidence) -> answer entities`` (see the module doc)."""
+
+    def __init__(self, node_ids: NodeIds):
+        self.node_ids = node_ids
+
+    def ground(
+        self, text: str, topics: Sequence[str], evidence: Sequence[Triple]
+    ) -> tuple[AnswerEntity, ...]:
+        from kgqa.eval.faithfulness import text_candidates
+
+        line = answer_line(text)
+        if not line:
+            return ()
+        low = line.lower()
+        in_evidence = {n for t in evidence for n in (t.subject, t.object)}
+        candidates = text_candidates(line) | {n for n in in_evidence if n.lower() in low}
+        ids = self.node_ids(candidates)
+        topic = set(topics)
+        entities: list[AnswerEntity] = []
+        seen: set[str] = set()
+        for name in mentions(line, ids):
+            if name in topic or name in seen:
+                continue
+            seen.add(name)
+            support = support_path(name, topic, evidence)
+            entities.append(AnswerEntity(name, ids[name], float(len(support)), support))
+        return tuple(entities)
