@@ -26,6 +26,7 @@ SHOWN_TRIPLES = 5
 SHOWN_ENTITIES = 10
 SHOWN_SUPPORT = 3
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+_EXPLANATION_LABEL = re.compile(r"^\s*(?:\*\*)?explanation\s*:\s*(?:\*\*)?\s*", re.I)
 
 
 def entities_in_question(question: str) -> list[str]:
@@ -97,7 +98,8 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
     sections = [("Answer", answer_line(answer.text) or "(empty)")]
     rest = answer.text.strip().split("\n", 1)
     if len(rest) > 1 and rest[1].strip():
-        sections.append(("Explanation", rest[1].strip()))
+        # The synthesis labels its explanation line itself; the section title says it once.
+        sections.append(("Explanation", _EXPLANATION_LABEL.sub("", rest[1].strip(), count=1)))
     if answer.answer_entities:
         sections.append(
             ("Answer entities (KG nodes and the triples that support them)", _entity_lines(answer))

@@ -119,7 +119,7 @@ def test_cli_text_shows_answer_reasoning_sub_questions_triples_and_costs(monkeyp
     assert seen["entities"] == ["E1", "E2"]
     assert out.startswith("Answer\n  Action\n")
     for needle in (
-        "Explanation\n  Explanation: The Crow is an action movie.",
+        "Explanation\n  The Crow is an action movie.",
         "Chain of thought\n  movies by him, then their genres.",
         "2. What genres are those movies in?",
         "reformulated: What genres is The Crow in?",
