@@ -62,6 +62,14 @@ def test_kgrag_answer_names_a_gold_entity(env, question, gold):
     assert any(g in out["answer"].lower() for g in gold), out["answer"]
     assert out["sub_questions"], "the full system shows its sub-questions"
     assert any(s["triple_ids"] for s in out["sub_questions"]), "and the triples it used"
+    # The answer is grounded: the gold entity it names is a real node with retrieved support.
+    assert out["answer_entities_from_text"] is True
+    grounded = {e["name"].lower(): e for e in out["answer_entities"]}
+    hits = [grounded[g] for g in gold if g in grounded]
+    assert hits, out["answer_entities"]
+    assert all(e["node_id"] and e["support"] for e in hits), hits
+    retrieved = {t for s in out["sub_questions"] for t in s["triple_ids"]}
+    assert all(set(e["support"]) <= retrieved for e in hits)
 
 
 @pytest.mark.parametrize("question,gold", [ONE_HOP, TWO_HOP], ids=["1-hop", "2-hop"])
@@ -71,3 +79,4 @@ def test_graph_mode_answers_with_grounded_gold_entities(env, question, gold):
     # The sample KB reproduces the gold answers exactly: the right path gives exactly them.
     assert names == gold, out["answer_entities"]
     assert all(e["support"] for e in out["answer_entities"]), "every answer carries its triples"
+    assert all(e["node_id"] for e in out["answer_entities"]), "and its node id"

@@ -190,3 +190,29 @@ def test_path_queries_anchor_on_the_name_index(
     visit(plan)
     assert "NodeUniqueIndexSeek" in operators
     assert not {"AllNodesScan", "NodeByLabelScan", "DirectedAllRelationshipsScan"} & set(operators)
+
+
+def test_free_text_answers_are_grounded_in_real_nodes(
+    graph: neo4j.Driver, neo4j_settings: Settings
+) -> None:
+    from kgqa.pipeline.ground import AnswerGrounder
+
+    rubric = Neo4jRubric(graph, neo4j_settings.neo4j.database)
+    ids = rubric.node_ids(["Joel Zwick", "Greek", "No Such Entity", "joel zwick"])
+    assert set(ids) == {"Joel Zwick", "Greek"}  # exact names only
+    movie = "My Big Fat Greek Wedding"
+    evidence = [
+        Triple(triple_id(movie, "directed_by", "Joel Zwick"), movie, "directed_by", "Joel Zwick"),
+        Triple(triple_id(movie, "in_language", "Greek"), movie, "in_language", "Greek"),
+    ]
+    got = AnswerGrounder(rubric.node_ids).ground(
+        "Greek, and Klingon\nExplanation: Joel Zwick directed it.", ["Joel Zwick"], evidence
+    )
+    assert [(e.name, e.support) for e in got] == [("Greek", (evidence[0].id, evidence[1].id))]
+    # the node id is the real node's
+    records, _, _ = graph.execute_query(
+        "MATCH (n:Entity {name: $name}) RETURN elementId(n) AS id",
+        name="Greek",
+        database_=neo4j_settings.neo4j.database,
+    )
+    assert got[0].node_id == records[0]["id"]

@@ -195,9 +195,7 @@ def test_steps_that_only_name_the_entity_are_dropped():
 
 def test_answer_entities_carry_the_node_ids_of_the_edges_that_reached_them():
     def edges_with_ids(names):
-        return [
-            Edge(e.triple, e.from_name, e.outgoing, f"node:{e.to_name}") for e in edges(names)
-        ]
+        return [Edge(e.triple, e.from_name, e.outgoing, f"node:{e.to_name}") for e in edges(names)]
 
     walker = GraphWalker(edges_with_ids, keyword_scorer)
     _, answers = walker.walk(
