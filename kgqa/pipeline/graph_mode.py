@@ -22,6 +22,8 @@ from kgqa.pipeline.synthesize import Synthesizer
 from kgqa.prompts import PromptTemplate
 from kgqa.types import Answer, AnswerEntity, ScoredTriple, StageCost, SubAnswer
 
+# Token budget of the step decomposition.
+STEP_TOKENS = 96
 # How many answer names the prose answer lists before "and N more".
 _SHOWN = 10
 
@@ -117,7 +119,12 @@ class GraphPipeline:
         self.decomposer = (
             Decomposer(
                 llm,
-                self.params.gen,
+                # Greedy: the steps must follow the examples' shapes, not vary from run to run.
+                # Terse steps take 10-40 tokens (524 dev questions: max 34); the cap bounds a
+                # runaway generation at a few seconds.
+                self.params.gen.with_(
+                    temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
+                ),
                 PromptTemplate(prompt, pdir),
                 max_sub_questions=self.params.max_sub_questions,
             )
@@ -197,6 +204,11 @@ class GraphPipeline:
             costs=tuple(costs),
             candidates_count=sum(len(h.triple_ids) for h in hops),
             parameters=self.params.as_dict(self.mode)
-            | {"decompose": self.decompose, "synthesize": self.synthesize}
+            | {
+                "decompose": self.decompose,
+                "synthesize": self.synthesize,
+                "decompose_temperature": 0.0,
+                "decompose_max_tokens": min(self.params.gen.max_tokens, STEP_TOKENS),
+            }
             | path,
         )

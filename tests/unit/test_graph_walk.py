@@ -103,6 +103,10 @@ def test_graph_pipeline_decomposes_walks_and_grounds_every_answer():
         "what genres are the movies written by [John Shirley] in", ["John Shirley"]
     )
     assert len(llm.calls) == 1  # decomposition only: no synthesis call by default
+    # greedy and short: the steps follow the examples, a runaway is cut early
+    assert llm.calls[0].params.temperature == 0.0
+    assert llm.calls[0].params.max_tokens == 96
+    assert answer.parameters["decompose_temperature"] == 0.0
     assert answer.mode == "graph"
     assert {a.name for a in answer.answer_entities} == {"Drama", "Horror"}
     assert set(answer.evidence_ids) == {1, 2, 3, 4}
