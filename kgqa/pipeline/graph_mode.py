@@ -186,10 +186,10 @@ class GraphPipeline:
         evidence = sorted({tid for a in answer_entities for tid in a.support})
         # The relation path the walk followed, [[relation, "out" | "in"], ...]: what the
         # faithfulness check walks for omissions when no gold path is known (ask --check).
-        steps = [h.chosen for h in hops if not h.restated]
+        followed = [h.chosen for h in hops if not h.restated]
         path = (
-            {"path": [[o.relation, "out" if o.outgoing else "in"] for o in steps if o]}
-            if hops and all(steps)
+            {"path": [[o.relation, "out" if o.outgoing else "in"] for o in followed if o]}
+            if hops and all(followed)
             else {}
         )
         return Answer(

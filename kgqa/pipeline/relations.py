@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -81,7 +81,7 @@ def phrase_scorer(
     def vectors(key: Key) -> np.ndarray:
         return embed(phrases.phrases(*key))
 
-    def score(text: str, groups: dict[Key, Sequence[Edge]]) -> dict[Key, float]:
+    def score(text: str, groups: dict[Key, list[Edge]]) -> dict[Key, float]:
         q = embed([normalize_question(text)])[0]
         return {key: float((vectors(key) @ q).max()) for key in groups}
 
