@@ -15,8 +15,9 @@ demo: setup
 	$(KGQA) stats
 	$(KGQA) ask "What languages are spoken in the films directed by [Joel Zwick]?"
 
-# Every tier: unit, integration (starts its own Neo4j), slow end-to-end (real models).
-test: setup
+# Lint and types first (seconds), then every tier: unit, integration (starts its own Neo4j),
+# slow end-to-end (real models).
+test: setup lint typecheck
 	$(PYTEST) -q
 
 test-unit: setup
