@@ -65,6 +65,15 @@ class Factory:
             self._cache["vector_index"] = VectorIndex.open(self.settings.index_dir, self.embedder())
         return self._cache["vector_index"]
 
+    def _loaded_embedder(self) -> Any:
+        """The embedder with its model loaded now (seconds, once per process), so that the
+        first question's stage timings measure the question, not the model load."""
+        embedder = self.embedder()
+        warm_up = getattr(embedder, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
+        return embedder
+
     def retriever(self) -> Any:
         """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
         if "retriever" not in self._cache:
@@ -76,7 +85,7 @@ class Factory:
                 self.driver(),
                 self.settings.neo4j.database,
                 self.vector_index(),
-                self.embedder(),
+                self._loaded_embedder(),
                 ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
             )
         return self._cache["retriever"]
@@ -127,7 +136,7 @@ class Factory:
         from kgqa.pipeline.relations import RelationPhrases, phrase_scorer
 
         driver, database = self.driver(), self.settings.neo4j.database
-        embedder = self.embedder()
+        embedder = self._loaded_embedder()
         phrases = RelationPhrases.load(self.settings.retrieval.relations_file)
         walker = GraphWalker(
             lambda names: frontier_edges(driver, database, names),
