@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from test_pipeline_modes import DECOMPOSITION, FakeRetriever
 
 from kgqa.commands import ask_cmd
-from kgqa.commands.ask_cmd import answer_to_json, entities_in_question
+from kgqa.commands.ask_cmd import answer_sections, answer_to_json, entities_in_question
 from kgqa.llm.fake import ScriptedLLM
 from kgqa.pipeline.pipeline import ALL_MODES, KGRAGPipeline, PipelineParams
 
@@ -130,3 +130,28 @@ def test_cli_text_shows_answer_reasoning_sub_questions_triples_and_costs(monkeyp
         "hops 3, top-k 3, 4 candidate triples",
     ):
         assert needle in out, needle
+
+
+def test_text_output_lists_answer_entities_with_node_ids_and_support():
+    from kgqa.types import Answer, AnswerEntity, ScoredTriple, SubAnswer, Triple
+
+    t = Triple(7, "The Crow", "has_genre", "Action")
+    answer = Answer(
+        "q",
+        ("The Crow",),
+        "kgrag",
+        "Action, Drama",
+        sub_answers=(SubAnswer(1, "q", "q", "Action", evidence=(ScoredTriple(t, 0.9),)),),
+        answer_entities=(
+            AnswerEntity("Action", "4:x:1", 1.0, (7,)),
+            AnswerEntity("Drama", "4:x:2", 0.0, ()),
+        ),
+        from_text=True,
+    )
+    sections = dict(answer_sections(answer))
+    body = next(v for k, v in sections.items() if k.startswith("Answer entities"))
+    assert "1. Action  (node 4:x:1)" in body
+    assert "#7  (The Crow, has genre, Action)" in body
+    assert "2. Drama  (node 4:x:2)" in body
+    assert "no supporting triple" in body
+    assert "read from the answer text" in body
