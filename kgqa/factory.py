@@ -116,10 +116,12 @@ class Factory:
         params = PipelineParams.from_settings(self.settings)
         if mode == "graph":
             return self.graph_pipeline(params)
+        from kgqa.eval.faithfulness import text_candidates
         from kgqa.pipeline.ground import AnswerGrounder
 
         retriever = self.retriever() if mode in GRAPH_MODES else None
-        return KGRAGPipeline(self.llm(), retriever, params, mode, AnswerGrounder(self._node_ids))
+        grounder = AnswerGrounder(self._node_ids, text_candidates)
+        return KGRAGPipeline(self.llm(), retriever, params, mode, grounder)
 
     def _node_ids(self, names: Any) -> dict[str, str]:
         """KB entity names -> node ids; connects to Neo4j on first use (qd and llm modes read

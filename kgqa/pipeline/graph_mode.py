@@ -116,15 +116,16 @@ class GraphPipeline:
         self.decompose = decompose
         self.synthesize = synthesize
         pdir = self.params.prompts_dir
+        # Greedy: the steps must follow the examples' shapes, not vary from run to run. Terse
+        # steps take 10-40 tokens (524 dev questions: max 34); the cap bounds a runaway
+        # generation at a few seconds.
+        self.step_params = self.params.gen.with_(
+            temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
+        )
         self.decomposer = (
             Decomposer(
                 llm,
-                # Greedy: the steps must follow the examples' shapes, not vary from run to run.
-                # Terse steps take 10-40 tokens (524 dev questions: max 34); the cap bounds a
-                # runaway generation at a few seconds.
-                self.params.gen.with_(
-                    temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
-                ),
+                self.step_params,
                 PromptTemplate(prompt, pdir),
                 max_sub_questions=self.params.max_sub_questions,
             )
@@ -207,8 +208,8 @@ class GraphPipeline:
             | {
                 "decompose": self.decompose,
                 "synthesize": self.synthesize,
-                "decompose_temperature": 0.0,
-                "decompose_max_tokens": min(self.params.gen.max_tokens, STEP_TOKENS),
+                "decompose_temperature": self.step_params.temperature,
+                "decompose_max_tokens": self.step_params.max_tokens,
             }
             | path,
         )

@@ -12,7 +12,7 @@ carries the ids of the triples on its path.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,8 +84,9 @@ def embedding_scorer(
     return score
 
 
-def _node_ids(groups: dict[tuple[str, bool], list[Edge]]) -> dict[str, str]:
-    return {e.to_name: e.to_node_id for edges in groups.values() for e in edges if e.to_node_id}
+def _node_ids(edges: Iterable[Edge]) -> dict[str, str]:
+    """The element id of the far node of each edge the frontier moved along."""
+    return {e.to_name: e.to_node_id for e in edges if e.to_node_id}
 
 
 class GraphWalker:
@@ -170,7 +171,6 @@ class GraphWalker:
             last = next((h.chosen for h in reversed(hops) if h.chosen is not None), None)
             previous = (last.relation, last.outgoing) if last is not None else None
             options, groups = self._options(frontier, sq, previous)
-            node_ids.update(_node_ids(groups))
             prev_score = self.last_previous_score
             self.last_ideal_here = self.last_ideal
             if not options:
@@ -185,7 +185,6 @@ class GraphWalker:
                     b_options, b_groups = (
                         self._options(sorted(b_support), sq) if b_support else ([], {})
                     )
-                    node_ids.update(_node_ids(b_groups))
                     ideal = self.last_ideal_here
                     # The step asks for a relation that the frontier lacks and the bridged
                     # frontier has ("screenwriters of those movies" while at actors), or the
@@ -220,6 +219,7 @@ class GraphWalker:
                             )
                         )
                         frontier, support = sorted(b_support), b_support
+                        node_ids.update(_node_ids(groups[key]))
                         options, groups = b_options, b_groups
                         bridged = True
             if (
@@ -234,9 +234,9 @@ class GraphWalker:
                 hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
                 continue
             chosen = options[0]
-            new_support, used = self._move(
-                groups[(chosen.relation, chosen.outgoing)], support, topic
-            )
+            chosen_edges = groups[(chosen.relation, chosen.outgoing)]
+            new_support, used = self._move(chosen_edges, support, topic)
+            node_ids.update(_node_ids(chosen_edges))
             if not new_support:
                 # The step leads only back to the question's own entity: it restates an earlier
                 # step ("movies those directors directed" after "movies directed by X"). Keep

@@ -7,8 +7,8 @@ their entities are *read* from it: every name-like span or list item of the answ
 every entity of the retrieved triples, is looked up exactly in the KB in one query, and the
 known names found on the line (longest first, without overlaps, in line order; the topic
 entities excluded) become the answer entities. Each one's support is the shortest chain of
-retrieved triples from the topic entity to it (:func:`support_path`). A name the KB has but no retrieved triple
-contains keeps an empty support: the answer states it without evidence (``qd`` and ``llm``
+retrieved triples from the topic entity to it (:func:`support_paths`). A name the KB has but
+no retrieved triple contains keeps an empty support: the answer states it without evidence (``qd`` and ``llm``
 retrieve nothing, so all of theirs are unsupported). The faithfulness check judges them.
 """
 
@@ -40,13 +40,11 @@ def mentions(line: str, names: Iterable[str]) -> list[str]:
     return [name for _, _, name in sorted(spans)]
 
 
-def support_path(name: str, topics: set[str], evidence: Sequence[Triple]) -> tuple[int, ...]:
-    """The retrieved triples that support ``name``: the shortest chain of them from a topic
-    entity to it (either direction, first retrieved first); when they do not connect the two,
-    the retrieved triples that contain it; () when none does."""
-    own = tuple(dict.fromkeys(t.id for t in evidence if name in (t.subject, t.object)))
-    if not own or not topics:
-        return own
+def support_paths(topics: set[str], evidence: Sequence[Triple]) -> Callable[[str], tuple[int, ...]]:
+    """``support(name)``: the retrieved triples that support ``name`` — the shortest chain of
+    them from a topic entity to it (either direction, first retrieved first); when they do not
+    connect the two, the retrieved triples that contain it; () when none does. One
+    breadth-first search over ``evidence`` serves every name."""
     links: dict[str, list[tuple[str, int]]] = {}
     for t in evidence:
         links.setdefault(t.subject, []).append((t.object, t.id))
@@ -54,47 +52,51 @@ def support_path(name: str, topics: set[str], evidence: Sequence[Triple]) -> tup
     came_by: dict[str, tuple[str, int] | None] = {n: None for n in topics if n in links}
     queue = list(came_by)
     for node in queue:
-        if node == name:
-            break
         for nxt, tid in links.get(node, ()):
             if nxt not in came_by:
                 came_by[nxt] = (node, tid)
                 queue.append(nxt)
-    if name not in came_by:
-        return own
-    path: list[int] = []
-    step = came_by[name]
-    while step is not None:
-        path.append(step[1])
-        step = came_by[step[0]]
-    return tuple(reversed(path))
+
+    def support(name: str) -> tuple[int, ...]:
+        if name not in came_by:
+            return tuple(dict.fromkeys(tid for _, tid in links.get(name, ())))
+        path: list[int] = []
+        step = came_by[name]
+        while step is not None:
+            path.append(step[1])
+            step = came_by[step[0]]
+        return tuple(reversed(path))
+
+    return support
 
 
 class AnswerGrounder:
-    """``ground(text, topics, evidence) -> answer entities`` (see the module doc)."""
+    """``ground(text, topics, evidence) -> answer entities`` (see the module doc).
 
-    def __init__(self, node_ids: NodeIds):
+    ``node_ids`` looks names up in the KB; ``candidates`` lists the strings of a text that
+    could name an entity (the factory passes the answer parser's,
+    :func:`kgqa.eval.faithfulness.text_candidates`, so that grounding and evaluation read
+    answers the same way)."""
+
+    def __init__(self, node_ids: NodeIds, candidates: Callable[[str], set[str]]):
         self.node_ids = node_ids
+        self.candidates = candidates
 
     def ground(
         self, text: str, topics: Sequence[str], evidence: Sequence[Triple]
     ) -> tuple[AnswerEntity, ...]:
-        from kgqa.eval.faithfulness import text_candidates
-
         line = answer_line(text)
         if not line:
             return ()
         low = line.lower()
         in_evidence = {n for t in evidence for n in (t.subject, t.object)}
-        candidates = text_candidates(line) | {n for n in in_evidence if n.lower() in low}
-        ids = self.node_ids(candidates)
+        ids = self.node_ids(self.candidates(line) | {n for n in in_evidence if n.lower() in low})
         topic = set(topics)
+        support = support_paths(topic, evidence)
         entities: list[AnswerEntity] = []
-        seen: set[str] = set()
-        for name in mentions(line, ids):
-            if name in topic or name in seen:
+        for name in dict.fromkeys(mentions(line, ids)):
+            if name in topic:
                 continue
-            seen.add(name)
-            support = support_path(name, topic, evidence)
-            entities.append(AnswerEntity(name, ids[name], float(len(support)), support))
+            ids_of = support(name)
+            entities.append(AnswerEntity(name, ids[name], float(len(ids_of)), ids_of))
         return tuple(entities)

@@ -195,6 +195,7 @@ def test_path_queries_anchor_on_the_name_index(
 def test_free_text_answers_are_grounded_in_real_nodes(
     graph: neo4j.Driver, neo4j_settings: Settings
 ) -> None:
+    from kgqa.eval.faithfulness import text_candidates
     from kgqa.pipeline.ground import AnswerGrounder
 
     rubric = Neo4jRubric(graph, neo4j_settings.neo4j.database)
@@ -205,7 +206,7 @@ def test_free_text_answers_are_grounded_in_real_nodes(
         Triple(triple_id(movie, "directed_by", "Joel Zwick"), movie, "directed_by", "Joel Zwick"),
         Triple(triple_id(movie, "in_language", "Greek"), movie, "in_language", "Greek"),
     ]
-    got = AnswerGrounder(rubric.node_ids).ground(
+    got = AnswerGrounder(rubric.node_ids, text_candidates).ground(
         "Greek, and Klingon\nExplanation: Joel Zwick directed it.", ["Joel Zwick"], evidence
     )
     assert [(e.name, e.support) for e in got] == [("Greek", (evidence[0].id, evidence[1].id))]

@@ -3,9 +3,9 @@
 import pytest
 
 from kgqa.eval import metrics as M
-from kgqa.eval.faithfulness import FaithfulnessChecker
+from kgqa.eval.faithfulness import FaithfulnessChecker, text_candidates
 from kgqa.llm.fake import ScriptedLLM
-from kgqa.pipeline.ground import AnswerGrounder, mentions, support_path
+from kgqa.pipeline.ground import AnswerGrounder, mentions, support_paths
 from kgqa.pipeline.pipeline import KGRAGPipeline, PipelineParams
 from kgqa.types import Answer, AnswerEntity, Triple
 
@@ -60,16 +60,17 @@ def test_mentions_take_the_longest_name_in_line_order_ignoring_case():
 
 def test_support_is_the_shortest_retrieved_chain_from_the_topic():
     # John Shirley -> The Crow -> Alex Proyas -> Dark City -> Science Fiction
-    assert support_path("Science Fiction", {"John Shirley"}, EVIDENCE) == (1, 4, 5, 3)
-    assert support_path("Action", {"John Shirley"}, EVIDENCE) == (1, 2)
+    support = support_paths({"John Shirley"}, EVIDENCE)
+    assert support("Science Fiction") == (1, 4, 5, 3)
+    assert support("Action") == (1, 2)
+    assert support("Heat") == ()
     # not connected to the topic by the retrieved triples: the triples that contain it
-    assert support_path("Science Fiction", {"Heat"}, EVIDENCE) == (3,)
-    assert support_path("Heat", {"John Shirley"}, EVIDENCE) == ()
+    assert support_paths({"Heat"}, EVIDENCE)("Science Fiction") == (3,)
 
 
 def test_ground_reads_kb_names_from_the_answer_line_only():
     lookup = Lookup()
-    g = AnswerGrounder(lookup)
+    g = AnswerGrounder(lookup, text_candidates)
     text = "Action and Science Fiction, by John Shirley.\nExplanation: Heat is unrelated."
     got = g.ground(text, ["John Shirley"], EVIDENCE)
     assert [e.name for e in got] == ["Action", "Science Fiction"]  # topic left out
@@ -78,16 +79,25 @@ def test_ground_reads_kb_names_from_the_answer_line_only():
 
 
 def test_a_kb_name_without_retrieved_evidence_is_grounded_without_support():
-    got = AnswerGrounder(Lookup()).ground("Heat", ["John Shirley"], EVIDENCE)
+    got = AnswerGrounder(Lookup(), text_candidates).ground("Heat", ["John Shirley"], EVIDENCE)
     assert got == (AnswerEntity("Heat", KB["Heat"], 0.0, ()),)
-    assert AnswerGrounder(Lookup()).ground("I do not know.", ["John Shirley"], EVIDENCE) == ()
-    assert AnswerGrounder(Lookup()).ground("", ["John Shirley"], EVIDENCE) == ()
+    assert (
+        AnswerGrounder(Lookup(), text_candidates).ground(
+            "I do not know.", ["John Shirley"], EVIDENCE
+        )
+        == ()
+    )
+    assert AnswerGrounder(Lookup(), text_candidates).ground("", ["John Shirley"], EVIDENCE) == ()
 
 
 def test_free_text_modes_carry_grounded_entities_but_metrics_still_read_the_text():
     llm = ScriptedLLM().enqueue(["Dark City, Action"])
     pipe = KGRAGPipeline(
-        llm, None, PipelineParams(model="m"), "llm", grounder=AnswerGrounder(Lookup())
+        llm,
+        None,
+        PipelineParams(model="m"),
+        "llm",
+        grounder=AnswerGrounder(Lookup(), text_candidates),
     )
     answer = pipe.answer("what did [John Shirley] write", ["John Shirley"])
     assert answer.from_text
