@@ -135,7 +135,7 @@ class Factory:
         from kgqa.graph.expand import frontier_edges
         from kgqa.pipeline.graph_mode import GraphPipeline
         from kgqa.pipeline.graph_walk import GraphWalker
-        from kgqa.pipeline.relations import RelationPhrases, phrase_scorer
+        from kgqa.pipeline.relations import RelationPhrases, StepVocabulary, phrase_scorer
 
         driver, database = self.driver(), self.settings.neo4j.database
         embedder = self._loaded_embedder()
@@ -145,7 +145,7 @@ class Factory:
             phrase_scorer(embedder.embed, phrases),
             known=list(phrases.described),
         )
-        return GraphPipeline(self.llm(), walker, params)
+        return GraphPipeline(self.llm(), walker, params, vocabulary=StepVocabulary(phrases))
 
     def close(self) -> None:
         if self._driver is not None:

@@ -80,8 +80,17 @@ class Decomposer:
         self.template = template or PromptTemplate("decompose")
         self.max_sub_questions = max_sub_questions
 
-    def run(self, question: str, costs: list[StageCost] | None = None) -> Decomposition:
-        out = self.llm.complete(self.template.render(question=question), self.params)
+    def run(
+        self,
+        question: str,
+        costs: list[StageCost] | None = None,
+        *,
+        grammar: str | None = None,
+    ) -> Decomposition:
+        """``grammar``: GBNF that holds this call's output to it (graph mode's step
+        vocabulary, which depends on the question's entity)."""
+        params = self.params if grammar is None else self.params.with_(grammar=grammar)
+        out = self.llm.complete(self.template.render(question=question), params)
         if costs is not None:
             costs.append(
                 StageCost("decompose", out.seconds, out.prompt_tokens, out.completion_tokens)

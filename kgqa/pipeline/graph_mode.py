@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from kgqa.errors import KGQAError
 from kgqa.llm.base import LLM
 from kgqa.pipeline.decompose import Decomposer
-from kgqa.pipeline.graph_walk import GraphWalker, Hop
+from kgqa.pipeline.graph_walk import GraphWalker, Hop, Option
 from kgqa.pipeline.pipeline import PipelineParams
+from kgqa.pipeline.relations import StepVocabulary
 from kgqa.pipeline.synthesize import Synthesizer
 from kgqa.prompts import PromptTemplate
 from kgqa.types import Answer, AnswerEntity, ScoredTriple, StageCost, SubAnswer
@@ -84,6 +85,11 @@ def describe_hops(hops: Sequence[Hop]) -> str:
                 "a restatement of the previous step, skipped"
             )
             continue
+        if hop.missing is not None:
+            rel, out = hop.missing
+            arrow = Option(rel, out, 0.0, 0).describe()
+            steps.append(f"{i}. {hop.sub_question} -> {arrow} is not at the frontier: skipped")
+            continue
         if hop.chosen is None:
             steps.append(f"{i}. {hop.sub_question} -> no relation found at the frontier")
             continue
@@ -108,6 +114,7 @@ class GraphPipeline:
         decompose: bool = True,
         synthesize: bool = False,
         prompt: str = "decompose_steps",
+        vocabulary: StepVocabulary | None = None,
     ):
         if (decompose or synthesize) and llm is None:
             raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
@@ -115,6 +122,10 @@ class GraphPipeline:
         self.walker = walker
         self.decompose = decompose
         self.synthesize = synthesize
+        # With a vocabulary the decomposition is held by a grammar to steps that each name one
+        # (relation, direction) the frontier can have; without one, steps are free text and
+        # the walk scores what they mean.
+        self.vocabulary = vocabulary
         pdir = self.params.prompts_dir
         # Greedy: the steps must follow the examples' shapes, not vary from run to run. Terse
         # steps take 10-40 tokens (524 dev questions: max 34); the cap bounds a runaway
@@ -146,6 +157,17 @@ class GraphPipeline:
             else None
         )
 
+    def _grammar(self, entities: Sequence[str]) -> str | None:
+        """The step grammar for a question about ``entities``: its first step follows a
+        relation they have. ``None`` (free steps) without a vocabulary or when the entities
+        have no relation the vocabulary knows."""
+        if self.vocabulary is None:
+            return None
+        first = [k for k in self.walker.options_at(entities) if k[0] in self.vocabulary.words]
+        if not first:
+            return None
+        return self.vocabulary.grammar(first, self.params.hops)
+
     def answer(self, question: str, entities: Sequence[str]) -> Answer:
         entities = tuple(entities)
         if not entities:
@@ -155,16 +177,20 @@ class GraphPipeline:
         costs: list[StageCost] = []
         reasoning = ""
         sub_questions: Sequence[str] = (question,)
+        keys: list[tuple[str, bool] | None] | None = None
         if self.decomposer is not None:
-            decomposition = self.decomposer.run(question, costs)
+            grammar = self._grammar(entities)
+            decomposition = self.decomposer.run(question, costs, grammar=grammar)
             reasoning = decomposition.reasoning
             steps = [q for q in decomposition.sub_questions if asks_something(q)]
             # A question that needs one hop is not decomposed (paper, 3.5.1): its own words say
             # more about the relation than a terse step written from them.
             if len(steps) > 1:
                 sub_questions = tuple(steps)
+                if grammar is not None and self.vocabulary is not None:
+                    keys = [self.vocabulary.key(q) for q in steps]
         start = time.perf_counter()
-        hops, answer_entities = self.walker.walk(entities, sub_questions)
+        hops, answer_entities = self.walker.walk(entities, sub_questions, keys)
         costs.append(StageCost("graph_walk", time.perf_counter() - start))
         subs = tuple(
             SubAnswer(
@@ -187,7 +213,7 @@ class GraphPipeline:
         evidence = sorted({tid for a in answer_entities for tid in a.support})
         # The relation path the walk followed, [[relation, "out" | "in"], ...]: what the
         # faithfulness check walks for omissions when no gold path is known (ask --check).
-        followed = [h.chosen for h in hops if not h.restated]
+        followed = [h.chosen for h in hops if not h.restated and h.missing is None]
         path = (
             {"path": [[o.relation, "out" if o.outgoing else "in"] for o in followed if o]}
             if hops and all(followed)
@@ -210,6 +236,7 @@ class GraphPipeline:
                 "synthesize": self.synthesize,
                 "decompose_temperature": self.step_params.temperature,
                 "decompose_max_tokens": self.step_params.max_tokens,
+                "step_grammar": self.vocabulary is not None,
             }
             | path,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,10 +34,18 @@ def generated_phrases(relation: str, outgoing: bool) -> list[str]:
 
 
 class RelationPhrases:
-    """``phrases(relation, outgoing)``: described phrasings, else generated ones."""
+    """``phrases(relation, outgoing)``: described phrasings, else generated ones; ``words``:
+    each described relation's step vocabulary (``noun``, ``verb``) and ``subject_noun``."""
 
-    def __init__(self, described: dict[Key, list[str]]):
+    def __init__(
+        self,
+        described: dict[Key, list[str]],
+        words: dict[str, tuple[str, str]] | None = None,
+        subject_noun: str = "movies",
+    ):
         self.described = described
+        self.words = words or {}
+        self.subject_noun = subject_noun
 
     @classmethod
     def load(cls, path: Path | None = None) -> RelationPhrases:
@@ -55,12 +63,17 @@ class RelationPhrases:
         except (OSError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"cannot read relation phrasings {path}: {e}") from e
         described: dict[Key, list[str]] = {}
+        words: dict[str, tuple[str, str]] = {}
         for relation, table in data.items():
+            if not isinstance(table, dict):
+                continue
             for direction, outgoing in (("out", True), ("in", False)):
-                phrases = table.get(direction) if isinstance(table, dict) else None
+                phrases = table.get(direction)
                 if phrases:
                     described[(relation, outgoing)] = [str(p) for p in phrases]
-        return cls(described)
+            if table.get("noun") and table.get("verb"):
+                words[relation] = (str(table["noun"]), str(table["verb"]))
+        return cls(described, words, str(data.get("subject_noun", "movies")))
 
     def phrases(self, relation: str, outgoing: bool) -> list[str]:
         return self.described.get((relation, outgoing)) or generated_phrases(relation, outgoing)
@@ -86,3 +99,120 @@ def phrase_scorer(
         return {key: float((vectors(key) @ q).max()) for key in groups}
 
     return score
+
+
+# -- the step vocabulary ------------------------------------------------------------------------
+
+_GBNF_SPECIAL = str.maketrans({"\\": "\\\\", '"': '\\"'})
+
+
+def _lit(text: str) -> str:
+    return '"' + text.translate(_GBNF_SPECIAL) + '"'
+
+
+class StepVocabulary:
+    """The steps graph mode's decomposition may write, one per (relation, direction), and the
+    GBNF grammar that holds the LLM to them.
+
+    From a subject (a movie) a step follows a relation out ("directors of [Gigi]", "directors
+    of those movies"); from anything else it follows one in ("movies directed by [Ridley
+    Scott]"); a step back into movies along the relation just followed reads "movies of those
+    directors", along another one "movies starring those directors". The grammar tracks which side of the
+    relations the frontier is on, so a step can only ask for what the frontier can have, and
+    the first step can only follow a relation the topic entity actually has. Each step maps
+    back to exactly one (relation, direction): the walk needs no guess about what a step
+    meant.
+    """
+
+    def __init__(self, phrases: RelationPhrases, relations: Sequence[str] | None = None):
+        self.subject_noun = phrases.subject_noun
+        names = sorted(relations if relations is not None else phrases.words)
+        self.words: dict[str, tuple[str, str]] = {}
+        for relation in names:
+            spoken = relation.replace("_", " ").strip()
+            self.words[relation] = phrases.words.get(relation, (spoken, f"with {spoken}"))
+        self._parse: list[tuple[re.Pattern[str], Key]] = []
+        # "movies of those directors": back into subjects along the relation just followed.
+        self._back = re.compile(rf"^{re.escape(self.subject_noun)} of those (.+?)\??$", re.I)
+        for relation, (noun, verb) in self.words.items():
+            subj = re.escape(self.subject_noun)
+            self._parse.append(
+                (
+                    re.compile(rf"^{re.escape(noun)} of (?:those {subj}|\[.+\])\??$", re.I),
+                    (relation, True),
+                )
+            )
+            self._parse.append(
+                (
+                    re.compile(rf"^{subj} {re.escape(verb)} (?:those .+|\[.+\])\??$", re.I),
+                    (relation, False),
+                )
+            )
+
+    def key(self, step: str) -> Key | None:
+        """The (relation, outgoing) a step written in this vocabulary follows, else ``None``."""
+        text = step.strip()
+        back = self._back.match(text)
+        if back is not None:
+            noun = back.group(1).lower()
+            return next(((r, False) for r, (n, _) in self.words.items() if n.lower() == noun), None)
+        for pattern, key in self._parse:
+            if pattern.match(text):
+                return key
+        return None
+
+    def grammar(self, first: Iterable[Key], max_steps: int, end: str = "<END>") -> str:
+        """GBNF for up to ``max_steps`` numbered steps, then ``end``; step 1 follows one of
+        ``first`` (the options at the topic entity), each later step continues from the side
+        of the relation the previous one reached."""
+        first = sorted(k for k in set(first) if k[0] in self.words)
+        if not first or max_steps < 1:
+            raise ValueError("a step grammar needs at least one first option and one step")
+        subj = self.subject_noun
+        rules: dict[str, str] = {}
+
+        def after(relation: str, outgoing: bool, n: int) -> str:
+            """The rule name for 'step n just followed (relation, outgoing)'."""
+            return f"s{n}-{'o' if outgoing else 'i'}-{relation.replace('_', '-')}"
+
+        def step_text(relation: str, outgoing: bool, anchor: str) -> str:
+            noun, verb = self.words[relation]
+            return _lit(f"{noun} of {anchor}" if outgoing else f"{subj} {verb} {anchor}")
+
+        def next_text(previous: str, outgoing: bool, relation: str) -> str:
+            """Step n+1 after following ``previous``: back into subjects along the same
+            relation is "movies of those directors", the usual second half of "films that
+            share directors with [X]"; along another one it names it ("movies starring those
+            directors")."""
+            if not outgoing:
+                return step_text(relation, True, f"those {subj}")
+            noun = self.words[previous][0]
+            if relation == previous:
+                return _lit(f"{subj} of those {noun}")
+            return step_text(relation, False, f"those {noun}")
+
+        def alternatives(options: list[tuple[str, bool, str]], n: int) -> str:
+            return " | ".join(f"{text} {after(r, o, n)}" for r, o, text in options)
+
+        # root: step 1 from the topic entity, written with its [brackets].
+        name = '"[" [^\\]\\n]+ "]"'
+        root = [
+            (r, o, f'{step_text(r, o, "")[:-1]}" {name}'.replace('\\" ', '" ')) for r, o in first
+        ]
+        rules["root"] = f'"1. " ({alternatives(root, 1)})'
+        for n in range(1, max_steps + 1):
+            for relation in self.words:
+                for outgoing in (True, False):
+                    if n == 1 and (relation, outgoing) not in first:
+                        continue
+                    if n < max_steps:
+                        # After an out-step the frontier is the relation's objects: the next
+                        # step goes in (to subjects); after an in-step it is subjects.
+                        nxt = [
+                            (r, not outgoing, next_text(relation, outgoing, r)) for r in self.words
+                        ]
+                        more = f'"\\n{n + 1}. " ({alternatives(nxt, n + 1)})'
+                        rules[after(relation, outgoing, n)] = f'"\\n" {_lit(end)} | {more}'
+                    else:
+                        rules[after(relation, outgoing, n)] = f'"\\n" {_lit(end)}'
+        return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"

@@ -209,3 +209,65 @@ def test_answer_entities_carry_the_node_ids_of_the_edges_that_reached_them():
         ("Drama", "node:Drama"),
         ("Horror", "node:Horror"),
     }
+
+
+def test_a_step_that_names_its_relation_is_followed_even_against_the_scorer():
+    walker = GraphWalker(edges, keyword_scorer)
+    # the text says "genre", the step vocabulary named written_by out: the key wins
+    hops, answers = walker.walk(
+        ["Blue"], ["genre?", "movies written by those writers"], [("written_by", True), None]
+    )
+    assert (hops[0].chosen.relation, hops[0].chosen.outgoing) == ("written_by", True)
+    assert [a.name for a in answers] == ["Red"]
+
+
+def test_a_named_relation_the_frontier_lacks_is_skipped_and_said_so():
+    from kgqa.pipeline.graph_mode import describe_hops
+
+    walker = GraphWalker(edges, keyword_scorer)
+    hops, answers = walker.walk(
+        ["John Shirley"],
+        ["movies written by him", "movies starring those movies", "genres of those movies"],
+        [("written_by", False), ("starred_actors", False), ("has_genre", True)],
+    )
+    assert hops[1].chosen is None and hops[1].missing == ("starred_actors", False)
+    assert hops[1].entities == ("Blue", "Red")  # the frontier stayed
+    assert {a.name for a in answers} == {"Drama", "Horror"}
+    assert "<-[starred actors]- is not at the frontier: skipped" in describe_hops(hops)
+
+
+def test_first_hop_direction_comes_from_the_entity_not_the_wording():
+    # A scorer that reads "genre" as the in-direction (movies of genre X), as MiniLM reads
+    # "what language is the movie [M] in" as "movies in the language X".
+    def scorer(text, groups):
+        return {
+            k: {("has_genre", False): 0.9, ("written_by", True): 0.8}.get(k, 0.0) for k in groups
+        }
+
+    walker = GraphWalker(edges, scorer, known=[("has_genre", False), ("written_by", True)])
+    hops, answers = walker.walk(["Red"], ["what genre is [Red]"])
+    assert (hops[0].chosen.relation, hops[0].chosen.outgoing) == ("has_genre", True)
+    assert [a.name for a in answers] == ["Horror"]
+
+
+def test_graph_pipeline_holds_the_steps_to_the_vocabulary_grammar():
+    from kgqa.llm.fake import ScriptedLLM
+    from kgqa.pipeline.graph_mode import GraphPipeline
+    from kgqa.pipeline.relations import RelationPhrases, StepVocabulary
+
+    llm = ScriptedLLM().enqueue(
+        ["1. movies written by [John Shirley]\n2. genres of those movies\n<END>"]
+    )
+    vocab = StepVocabulary(RelationPhrases.load())
+    walker = GraphWalker(edges, lambda text, groups: dict.fromkeys(groups, 0.0))
+    pipeline = GraphPipeline(llm, walker, vocabulary=vocab)
+    answer = pipeline.answer("what genres are John Shirley's movies in", ["John Shirley"])
+    grammar = llm.calls[0].params.grammar
+    # the first step can only follow what John Shirley has: written_by, inwards
+    root = grammar.splitlines()[0]
+    assert '"movies written by "' in root and "genres of" not in root and "directed by" not in root
+    # the walk followed the named relations: with no preference from the scorer it would have
+    # taken directed_by (first by name) at the second hop
+    assert "-[has genre]->" in answer.reasoning
+    assert {a.name for a in answer.answer_entities} == {"Drama", "Horror"}
+    assert answer.parameters["step_grammar"] is True
