@@ -3,8 +3,9 @@
 For seeded 1-hop MetaQA dev questions, the options are the (relation, direction) pairs present
 at the topic entity (kgqa.graph.expand.frontier_edges); the gold one comes from the question's
 qtype. Compared: the best-matching triple (vectors embedded at load time), the mean over the
-option's triples, and the packaged relation phrasings (kgqa/data/relations_metaqa.toml), which
-graph mode uses. Needs the full KB loaded and indexed.
+option's triples, the packaged relation phrasings (kgqa/data/relations_metaqa.toml), and the
+same phrasings read in either direction when the entity has only one (what graph mode uses).
+Needs the full KB loaded and indexed.
 
     .venv/bin/python benchmarks/bench_relation_choice.py --sample 200 --seed 1
 """
@@ -47,13 +48,23 @@ def main() -> int:
             keys = list(groups)
             plain = emb.embed([q.text.replace("[", "").replace("]", "")])[0]
             masked = emb.embed([normalize_question(q.text)])[0]
-            for key in keys:
+            for key in keys + [(r, not o) for r, o in keys]:
                 if key not in cache:
                     cache[key] = emb.embed(phrases.phrases(*key))
+            # graph mode's first hop: an option whose reverse the entity lacks takes the better
+            # of both directions' phrasings (the entity fixes the direction, not the wording)
+            phrased = {k: float((cache[k] @ masked).max()) for k in cache}
+            either = [
+                max(phrased[k], phrased[(k[0], not k[1])])
+                if (k[0], not k[1]) not in groups
+                else phrased[k]
+                for k in keys
+            ]
             scores = {
                 "best triple": [float((index.vectors(groups[k]) @ plain).max()) for k in keys],
                 "mean of triples": [float((index.vectors(groups[k]) @ plain).mean()) for k in keys],
-                "relation phrasings": [float((cache[k] @ masked).max()) for k in keys],
+                "relation phrasings": [phrased[k] for k in keys],
+                "phrasings, either way": either,
             }
             for name, values in scores.items():
                 right[name] += keys[int(np.argmax(values))] == (gold.relation, gold.outgoing)
