@@ -58,7 +58,7 @@ def main() -> int:
                     gold = [(s.relation, s.outgoing) for s in metaqa_path(q.qtype)]
                     for label, grammar in (
                         ("free", None),
-                        ("grammar", pipeline._grammar(q.entities)),
+                        ("grammar", pipeline.step_grammar(q.entities)),
                     ):
                         costs: list[StageCost] = []
                         steps = [

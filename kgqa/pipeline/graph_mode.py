@@ -157,7 +157,7 @@ class GraphPipeline:
             else None
         )
 
-    def _grammar(self, entities: Sequence[str]) -> str | None:
+    def step_grammar(self, entities: Sequence[str]) -> str | None:
         """The step grammar for a question about ``entities``: its first step follows a
         relation they have. ``None`` (free steps) without a vocabulary or when the entities
         have no relation the vocabulary knows."""
@@ -179,7 +179,7 @@ class GraphPipeline:
         sub_questions: Sequence[str] = (question,)
         keys: list[tuple[str, bool] | None] | None = None
         if self.decomposer is not None:
-            grammar = self._grammar(entities)
+            grammar = self.step_grammar(entities)
             decomposition = self.decomposer.run(question, costs, grammar=grammar)
             reasoning = decomposition.reasoning
             steps = [q for q in decomposition.sub_questions if asks_something(q)]

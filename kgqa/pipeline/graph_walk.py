@@ -117,12 +117,14 @@ class GraphWalker:
         self.last_previous_score: float | None = None
         self.last_ideal: tuple[str, bool] | None = None
         self.last_ideal_here: tuple[str, bool] | None = None
+        # (topic entities, their edges) from options_at(), used once by the next walk().
+        self._topic_edges: tuple[tuple[str, ...], list[Edge]] | None = None
 
     def _options(
         self, frontier: Sequence[str], text: str, previous: tuple[str, bool] | None = None
     ) -> tuple[list[Option], dict[tuple[str, bool], list[Edge]]]:
         groups: dict[tuple[str, bool], list[Edge]] = defaultdict(list)
-        for edge in self.edges(frontier):
+        for edge in self._edges(frontier):
             groups[(edge.triple.relation, edge.outgoing)].append(edge)
         if not groups:
             return [], {}
@@ -168,9 +170,21 @@ class GraphWalker:
         used = tuple(sorted({e.triple for e in edges}, key=lambda t: t.id))
         return dict(moved), used
 
+    def _edges(self, names: Sequence[str]) -> list[Edge]:
+        """``self.edges``, except that the edges of the topic entities read by
+        :meth:`options_at` serve the walk's first hop instead of being read again."""
+        key = tuple(names)
+        if self._topic_edges is not None and self._topic_edges[0] == key:
+            return self._topic_edges[1]
+        return self.edges(list(names))
+
     def options_at(self, entities: Sequence[str]) -> set[tuple[str, bool]]:
-        """The (relation, direction) pairs the entities have: what a first step can follow."""
-        return {(e.triple.relation, e.outgoing) for e in self.edges(list(entities))}
+        """The (relation, direction) pairs the entities have: what a first step can follow.
+        Their edges are kept for the next :meth:`walk` from the same entities."""
+        key = tuple(dict.fromkeys(entities))
+        edges = self.edges(list(key))
+        self._topic_edges = (key, edges)
+        return {(e.triple.relation, e.outgoing) for e in edges}
 
     def walk(
         self,
@@ -207,18 +221,14 @@ class GraphWalker:
                 # genres"): following anything else would guess, so the frontier stays.
                 hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), missing=named))
                 continue
-            if named is not None:
-                chosen = next(o for o in options if (o.relation, o.outgoing) == named)
-                new_support, used = self._move(groups[named], support, topic)
-                node_ids.update(_node_ids(groups[named]))
-                if not new_support:
-                    hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
-                    continue
-                frontier, support = sorted(new_support), new_support
-                hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), used))
-                continue
+            # A named step is followed as named: no bridge, no restatement guess.
+            chosen = (
+                next(o for o in options if (o.relation, o.outgoing) == named)
+                if named is not None
+                else None
+            )
             bridged = False
-            if last is not None and self.bridge_margin is not None:
+            if chosen is None and last is not None and self.bridge_margin is not None:
                 key = (last.relation, not last.outgoing)
                 if key in groups:
                     b_support, b_used = self._move(groups[key], support, topic)
@@ -263,7 +273,8 @@ class GraphWalker:
                         options, groups = b_options, b_groups
                         bridged = True
             if (
-                not bridged
+                chosen is None
+                and not bridged
                 and previous is not None
                 and previous not in groups
                 and prev_score is not None
@@ -273,7 +284,7 @@ class GraphWalker:
                 # asks for what the frontier already is.
                 hops.append(Hop(sq, None, tuple(options), tuple(frontier), (), restated=True))
                 continue
-            chosen = options[0]
+            chosen = chosen or options[0]
             chosen_edges = groups[(chosen.relation, chosen.outgoing)]
             new_support, used = self._move(chosen_edges, support, topic)
             node_ids.update(_node_ids(chosen_edges))
@@ -286,6 +297,7 @@ class GraphWalker:
             frontier = sorted(new_support)
             support = new_support
             hops.append(Hop(sq, chosen, tuple(options), tuple(frontier), used))
+        self._topic_edges = None  # a later question reads the graph afresh
         # Rank: entities reached along more distinct triples first (more evidence), then by name.
         # Support triples are listed along the path: first hop first.
         hop_of = {tid: i for i, h in reversed(list(enumerate(hops))) for tid in h.triple_ids}

@@ -191,9 +191,7 @@ class StepVocabulary:
 
         # root: step 1 from the topic entity, written with its [brackets].
         name = '"[" [^\\]\\n]+ "]"'
-        root = [
-            (r, o, f'{step_text(r, o, "")[:-1]}" {name}'.replace('\\" ', '" ')) for r, o in first
-        ]
+        root = [(r, o, f"{step_text(r, o, '')} {name}") for r, o in first]
         rules["root"] = f'"1. " ({alternatives(root, 1)})'
         for n in range(1, max_steps + 1):
             for relation in self.words:
@@ -201,10 +199,9 @@ class StepVocabulary:
                     if n == 1 and (relation, outgoing) not in first:
                         continue
                     if n < max_steps:
-                        # After an out-step the frontier is the relation's objects: the next
-                        # step goes in (to subjects); after an in-step it is subjects.
-                        # After an out-step the only way on is back into subjects along
-                        # the same relation ("movies of those directors"): a small model
+                        # After an in-step the frontier is subjects: any relation out. After
+                        # an out-step it is the relation's objects, and the only way on is
+                        # back into subjects along the same relation ("movies of those directors"): a small model
                         # offered "movies starring those directors" too takes it for "the
                         # movies ... starred who" and drops the last step (6 of 60 3-hop dev
                         # decompositions, seeds 0-1). Paths that enter subjects along another

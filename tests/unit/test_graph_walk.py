@@ -271,3 +271,19 @@ def test_graph_pipeline_holds_the_steps_to_the_vocabulary_grammar():
     assert "-[has genre]->" in answer.reasoning
     assert {a.name for a in answer.answer_entities} == {"Drama", "Horror"}
     assert answer.parameters["step_grammar"] is True
+
+
+def test_the_topics_edges_are_read_once_for_the_grammar_and_the_first_hop():
+    calls = []
+
+    def counting(names):
+        calls.append(tuple(names))
+        return edges(names)
+
+    walker = GraphWalker(counting, keyword_scorer)
+    assert walker.options_at(["John Shirley"]) == {("written_by", False)}
+    walker.walk(["John Shirley"], ["movies written by him", "genres of those movies"])
+    assert calls == [("John Shirley",), ("Blue", "Red")]
+    # the next question reads the graph afresh
+    walker.walk(["John Shirley"], ["movies written by him"])
+    assert calls[-1] == ("John Shirley",) and len(calls) == 3
