@@ -1,7 +1,7 @@
 """Candidate retrieval from Neo4j vs. an in-memory BFS, and the retrieval ceiling.
 
 For the topic entities of seeded samples of MetaQA dev questions, for N = 1, 2, 3:
-p50/p95 latency and candidate counts of ``kgqa.graph.expand.expand`` (one var-length Cypher
+p50/p95 latency and candidate counts of ``Neo4jStore.candidates`` (one var-length Cypher
 query over Bolt), beside a plain-Python adjacency-list BFS over the same KB with the same hub
 rule (the ratio says what Neo4j and Bolt cost). Then the recall ceiling: the fraction of
 questions whose gold answers are among the candidates (N = the question's hops) and, when the
@@ -25,7 +25,7 @@ from pathlib import Path
 from kgqa.errors import KGQAError
 from kgqa.eval.metaqa import load_split, sample
 from kgqa.factory import Factory
-from kgqa.graph.expand import ExpandPolicy, expand
+from kgqa.graph.expand import ExpandPolicy
 from kgqa.loaders.metaqa import read as read_kb
 from kgqa.settings import load_settings
 
@@ -85,7 +85,7 @@ def main() -> int:
 
     results: dict[str, object] = {"sample": args.sample, "seed": args.seed, "hub_cap": policy_cap}
     with Factory(settings) as factory:
-        driver, db = factory.driver(), settings.neo4j.database
+        graph = factory.graph()
         index = embedder = None
         try:
             index, embedder = factory.vector_index(), factory.embedder()
@@ -102,7 +102,7 @@ def main() -> int:
                 neo_ms, bfs_ms, counts, hit, trunc = [], [], [], 0, 0
                 for q in questions:
                     t = time.perf_counter()
-                    cands = expand(driver, db, list(q.entities), ExpandPolicy(n, policy_cap, max_c))
+                    cands = graph.candidates(list(q.entities), ExpandPolicy(n, policy_cap, max_c))
                     neo_ms.append((time.perf_counter() - t) * 1000)
                     t = time.perf_counter()
                     mem.expand(list(q.entities), n, policy_cap)
@@ -135,9 +135,7 @@ def main() -> int:
             from kgqa.mentions import strip_brackets
             from kgqa.pipeline.retrieve import GraphRetriever
 
-            retriever = GraphRetriever(
-                driver, db, index, embedder, ExpandPolicy(3, policy_cap, max_c)
-            )
+            retriever = GraphRetriever(graph, index, embedder, ExpandPolicy(3, policy_cap, max_c))
             print("\n| questions | N | K=10 | K=20 | K=30 | top-K p50 / p95 ms |")
             print("|---|---|---|---|---|---|")
             for qhops in (1, 2, 3):

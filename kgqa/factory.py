@@ -11,11 +11,14 @@ from kgqa.settings import Settings
 if TYPE_CHECKING:
     import neo4j
 
+    from kgqa.graph.neo4j_store import Neo4jStore
+
 
 class Factory:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._driver: neo4j.Driver | None = None
+        self._graph: Neo4jStore | None = None
         self._cache: dict[str, Any] = {}
 
     # -- Neo4j -----------------------------------------------------------------------------
@@ -37,12 +40,17 @@ class Factory:
             self._driver = connect(self.settings, self.password())
         return self._driver
 
-    def graph(self) -> Any:
-        if "graph" not in self._cache:
+    def graph(self) -> Neo4jStore:
+        """The one graph store (:class:`kgqa.graph.base.GraphStore`) over the driver."""
+        if self._graph is None:
             from kgqa.graph.neo4j_store import Neo4jStore
 
-            self._cache["graph"] = Neo4jStore(self.driver(), self.settings.neo4j.database)
-        return self._cache["graph"]
+            self._graph = Neo4jStore(self.driver(), self.settings.neo4j.database)
+        return self._graph
+
+    def rubric(self) -> Neo4jStore:
+        """The graph reads of the faithfulness check (its ``KBGraph``): the graph store."""
+        return self.graph()
 
     def embedder(self) -> Any:
         """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed``; the model loads on
@@ -82,8 +90,7 @@ class Factory:
 
             r = self.settings.retrieval
             self._cache["retriever"] = GraphRetriever(
-                self.driver(),
-                self.settings.neo4j.database,
+                self.graph(),
                 self.vector_index(),
                 self._loaded_embedder(),
                 ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
@@ -116,7 +123,7 @@ class Factory:
         params = PipelineParams.from_settings(self.settings)
         if mode == "graph":
             return self.graph_pipeline(params)
-        from kgqa.eval.faithfulness import text_candidates
+        from kgqa.answers import text_candidates
         from kgqa.pipeline.ground import AnswerGrounder
 
         retriever = self.retriever() if mode in GRAPH_MODES else None
@@ -126,22 +133,19 @@ class Factory:
     def _node_ids(self, names: Any) -> dict[str, str]:
         """KB entity names -> node ids; connects to Neo4j on first use (qd and llm modes read
         the graph only here, to ground their answers)."""
-        from kgqa.graph.paths import Neo4jRubric
-
-        return Neo4jRubric(self.driver(), self.settings.neo4j.database).node_ids(names)
+        return self.graph().node_ids(names)
 
     def graph_pipeline(self, params: Any) -> Any:
         """``--mode graph``: LLM decomposition + a walk over real graph edges."""
-        from kgqa.graph.expand import frontier_edges
         from kgqa.pipeline.graph_mode import GraphPipeline
         from kgqa.pipeline.graph_walk import GraphWalker
         from kgqa.pipeline.relations import RelationPhrases, StepVocabulary, phrase_scorer
 
-        driver, database = self.driver(), self.settings.neo4j.database
+        graph = self.graph()
         embedder = self._loaded_embedder()
         phrases = RelationPhrases.load(self.settings.retrieval.relations_file)
         walker = GraphWalker(
-            lambda names: frontier_edges(driver, database, names),
+            graph.frontier_edges,
             phrase_scorer(embedder.embed, phrases),
             known=list(phrases.described),
         )
@@ -151,6 +155,7 @@ class Factory:
         if self._driver is not None:
             self._driver.close()
             self._driver = None
+            self._graph = None
 
     def __enter__(self) -> Factory:
         return self

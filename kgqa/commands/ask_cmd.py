@@ -226,28 +226,20 @@ def ask(
     topic = list(entities) or entities_in_question(question)
     with Factory(settings) as factory:
         if not topic and mode != "llm" and mode != "qd":
-            from kgqa.graph.expand import link_question
-
-            topic = [link_question(factory.driver(), settings.neo4j.database, question)]
+            topic = [factory.graph().link_question(question)]
             click.echo(f"linked entity: {topic[0]}", err=True)
         answer = factory.pipeline(mode).answer(question, topic)
         report = None
         if check:
-            from kgqa.eval.faithfulness import FaithfulnessChecker, ask_hops
+            from kgqa.check import FaithfulnessChecker, ask_hops
 
-            checker = FaithfulnessChecker(factory.driver(), settings.neo4j.database)
+            checker = FaithfulnessChecker(factory.rubric())
             report = checker.check(answer, topic, ask_hops(answer))
         run_id = None
         if save:
-            from kgqa.graph.inspect import save_run
-            from kgqa.pipeline.synthesize import answer_names
+            from kgqa.answers import answer_names
 
-            run_id = save_run(
-                factory.driver(),
-                settings.neo4j.database,
-                answer,
-                answer_names=answer_names(answer.text),
-            )
+            run_id = factory.graph().save_run(answer, answer_names=answer_names(answer.text))
     from kgqa.graph.inspect import answer_cypher, browser_url, run_cypher
 
     cypher = answer_cypher(answer)

@@ -61,9 +61,7 @@ def load(
             from kgqa.index.sync import sync_with_graph
 
             settings = factory.settings
-            sync = sync_with_graph(
-                factory.driver(), settings.neo4j.database, settings.index_dir, factory.embedder()
-            )
+            sync = sync_with_graph(factory.graph(), settings.index_dir, factory.embedder())
             click.echo(_report_line(sync))
 
 

@@ -40,8 +40,7 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
         from kgqa.index.sync import sync_with_graph
 
         report = sync_with_graph(
-            factory.driver(),
-            settings.neo4j.database,
+            factory.graph(),
             settings.index_dir,
             factory.embedder(),
             rebuild=rebuild,
@@ -52,12 +51,12 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
 
 def show_status(factory: Any, as_json: bool) -> None:
     from kgqa.errors import GraphUnavailable
-    from kgqa.index.sync import graph_triples, index_status
+    from kgqa.index.sync import index_status
 
     settings = factory.settings
     graph_error = None
     try:
-        ids = [t.id for t in graph_triples(factory.driver(), settings.neo4j.database)]
+        ids = [t.id for t in factory.graph().all_triples()]
     except GraphUnavailable as e:
         ids, graph_error = None, str(e)
     st = index_status(settings.index_dir, factory.embedder(), ids)

@@ -1,36 +1,28 @@
 """Looking at an answer in Neo4j Browser, and keeping answers in the graph to browse later.
 
-Two halves:
+:func:`browser_cypher` / :func:`answer_cypher` / :func:`run_cypher` write a *parameter-free*
+query that a person pastes into Neo4j Browser (Browser has no way to receive parameters with a
+pasted query). This module is the one place in kgqa where values are rendered into Cypher
+text, and only values that cannot carry syntax are: triple ids go through
+:func:`operator.index` and ``int`` (a string or a float is refused), a run id through
+:class:`uuid.UUID` (hex digits and dashes).
 
-- :func:`browser_cypher` / :func:`answer_cypher` / :func:`run_cypher` write a *parameter-free*
-  query that a person pastes into Neo4j Browser (Browser has no way to receive parameters with
-  a pasted query). This module is the one place in kgqa where values are rendered into Cypher
-  text, and only values that cannot carry syntax are: triple ids go through
-  :func:`operator.index` and ``int`` (a string or a float is refused), a run id through
-  :class:`uuid.UUID` (hex digits and dashes).
-- :func:`save_run` / :func:`list_runs` / :func:`delete_runs` record ``kgqa ask`` runs as
-  ``(:KgqaRun)`` nodes linked to their topic entities (``[:KGQA_TOPIC]``) and answer entities
-  (``[:KGQA_ANSWER {rank}]``). They use only that label and the ``KGQA_*`` types, so the KB's
-  own ``:Entity`` nodes and triple relationships stay as they are; queries are the named
-  ``cypher/runs_*.cypher`` / ``save_run.cypher`` files with ``$parameters``.
+Saving runs (``(:KgqaRun)`` nodes linked to their topic entities with ``[:KGQA_TOPIC]`` and
+answer entities with ``[:KGQA_ANSWER {rank}]``; only that label and the ``KGQA_*`` types are
+written, so the KB's own nodes and triples stay as they are) is the graph store's
+(:meth:`kgqa.graph.neo4j_store.Neo4jStore.save_run`, ``list_runs``, ``delete_runs``).
 """
 
 from __future__ import annotations
 
-import json
 import operator
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kgqa.errors import KGQAError
-from kgqa.graph.queries import query
 
 if TYPE_CHECKING:
-    import neo4j
-
     from kgqa.types import Answer
 
 # Enough for any real answer's evidence, and few enough nodes (≤ 2 per triple) that Browser
@@ -42,7 +34,7 @@ NO_EVIDENCE = "// no evidence triples: this answer used no graph triples, nothin
 RUN_LABEL = "KgqaRun"
 
 
-def _triple_id(value: object) -> int:
+def triple_id_value(value: object) -> int:
     """``value`` as a plain int, or :class:`KGQAError`; never anything that is not an integer."""
     try:
         number = int(operator.index(value))  # type: ignore[arg-type]
@@ -65,7 +57,7 @@ def browser_cypher(triple_ids: Sequence[int], limit: int = MAX_BROWSER_TRIPLES) 
     """
     if limit < 1:
         raise KGQAError(f"limit must be at least 1, not {limit}")
-    ids = list(dict.fromkeys(_triple_id(i) for i in triple_ids))
+    ids = list(dict.fromkeys(triple_id_value(i) for i in triple_ids))
     if not ids:
         return NO_EVIDENCE
     shown = ids[:limit]
@@ -109,111 +101,3 @@ def run_cypher(run_id: str) -> str:
 def browser_url(http_port: int = 7474, host: str = "127.0.0.1") -> str:
     """Where Neo4j Browser is served by the local server."""
     return f"http://{host}:{int(http_port)}/browser/"
-
-
-@dataclass(frozen=True)
-class SavedRun:
-    """One ``:KgqaRun`` as :func:`list_runs` returns it."""
-
-    run_id: str
-    created: str
-    question: str
-    mode: str
-    answer: str
-    model: str | None
-    topic: tuple[str, ...]
-    answers: tuple[str, ...]
-    evidence_count: int
-    element_id: str
-
-
-def save_run(
-    driver: neo4j.Driver,
-    database: str,
-    answer: Answer,
-    *,
-    answer_names: Sequence[str] = (),
-    run_id: str | None = None,
-) -> str:
-    """Record ``answer`` as a ``:KgqaRun`` node and return its run id (a UUID string).
-
-    The node holds the question, mode, answer text, creation time (UTC), model, parameters
-    (a JSON string: Neo4j properties cannot be maps) and the grounded evidence triple ids
-    (:func:`grounded_ids`). It is linked with ``[:KGQA_TOPIC]`` to the topic entities and with
-    ``[:KGQA_ANSWER {rank}]`` to the answer entities, matched by exact name; names with no
-    entity are kept on the node (``topic``, ``answer_names``) but not linked. The answer
-    entities are ``answer.answer_entities``, or ``answer_names`` (e.g. the names on the answer
-    line of a text answer) when it has none. One write transaction, parameters only.
-    """
-    from kgqa.graph.neo4j_store import _graph_errors
-
-    run_id = str(uuid.UUID(run_id)) if run_id else str(uuid.uuid4())
-    names = [e.name for e in answer.answer_entities] or list(answer_names)
-    params: dict[str, Any] = {
-        "run_id": run_id,
-        "question": answer.question,
-        "mode": answer.mode,
-        "answer": answer.text,
-        "created": datetime.now(UTC).isoformat(),
-        "model": _model_name(answer.parameters.get("model")),
-        "parameters": json.dumps(answer.parameters, sort_keys=True, default=str),
-        "evidence_ids": [_triple_id(i) for i in grounded_ids(answer)],
-        "topic": list(dict.fromkeys(answer.entities_in)),
-        "answers": [
-            {"name": name, "rank": rank} for rank, name in enumerate(dict.fromkeys(names), 1)
-        ],
-    }
-
-    def work(tx: neo4j.ManagedTransaction) -> str:
-        record = tx.run(query("save_run"), params).single(strict=True)
-        return str(record["run_id"])
-
-    with _graph_errors(database), driver.session(database=database) as session:
-        return session.execute_write(work)
-
-
-def list_runs(driver: neo4j.Driver, database: str, limit: int = 20) -> list[SavedRun]:
-    """The ``limit`` most recent saved runs, newest first."""
-    from neo4j import RoutingControl
-
-    from kgqa.graph.neo4j_store import _graph_errors
-
-    with _graph_errors(database):
-        records, _, _ = driver.execute_query(
-            query("runs_list"),
-            {"limit": int(limit)},
-            database_=database,
-            routing_=RoutingControl.READ,
-        )
-    return [
-        SavedRun(
-            run_id=r["run_id"],
-            created=str(r["created"]),
-            question=r["question"],
-            mode=r["mode"],
-            answer=r["answer"],
-            model=r["model"],
-            topic=tuple(r["topic"] or ()),
-            answers=tuple(r["answers"] or ()),
-            evidence_count=r["evidence_count"],
-            element_id=r["element_id"],
-        )
-        for r in records
-    ]
-
-
-def delete_runs(driver: neo4j.Driver, database: str, run_ids: Sequence[str]) -> int:
-    """Delete these saved runs (and only their ``KGQA_*`` links); returns how many were found."""
-    from kgqa.graph.neo4j_store import _graph_errors
-
-    ids = [str(uuid.UUID(i)) for i in run_ids]
-
-    def work(tx: neo4j.ManagedTransaction) -> int:
-        return int(tx.run(query("runs_delete"), {"run_ids": ids}).single(strict=True)["deleted"])
-
-    with _graph_errors(database), driver.session(database=database) as session:
-        return session.execute_write(work)
-
-
-def _model_name(model: object) -> str | None:
-    return None if model is None else str(model)

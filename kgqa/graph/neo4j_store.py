@@ -1,80 +1,264 @@
 """The Neo4j graph store: entities are ``(:Entity {name})`` nodes, each triple is one
 relationship whose type is the relation name and which carries the stable triple ``id``.
 
-The caller (the factory) builds the driver and passes it in; this class never creates one.
-Every query is a named file in ``cypher/`` run with ``$parameters``; reads are routed as reads,
-writes run in explicit write transactions (the driver retries transient failures).
+:class:`Neo4jStore` implements :class:`kgqa.graph.base.GraphStore`. It holds the driver and
+the database (the factory builds the driver and passes it in; this class never creates one),
+runs every read as a read transaction (``execute_query`` routed ``READ``), and turns every
+driver failure into one kgqa error the same way (:func:`kgqa.graph.neo4j_errors.graph_errors`):
+Neo4j stopping in the middle of a question is a :class:`~kgqa.errors.GraphUnavailable` line,
+never a traceback. Every query is a named file in ``cypher/`` run with ``$parameters``. The
+writes of a load live in the mixin :class:`kgqa.graph.neo4j_writes.Neo4jWrites`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kgqa.errors import GraphUnavailable, KGQAError
+from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
+from kgqa.graph.base import DuplicateId, GraphStats, SavedRun
+from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows, lucene_escape
+from kgqa.graph.neo4j_errors import graph_errors
+from kgqa.graph.neo4j_writes import Neo4jWrites
+from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
 from kgqa.graph.queries import query
-from kgqa.types import Triple
+from kgqa.types import Candidates, Edge, Triple
 
 if TYPE_CHECKING:
     import neo4j
 
-    from kgqa.loaders.base import RawTriple
+    from kgqa.types import Answer
+
+__all__ = ["DuplicateId", "GraphStats", "Neo4jStore", "SavedRun"]
+
+# Cypher compares degrees as 32-bit integers here: "no hub cap" is the largest of those.
+_NO_CAP = 2**31 - 1
 
 
-# Rows written in a first, small transaction when the graph is (almost) empty.
-_PLANNER_WARMUP_ROWS = 100
-
-
-@dataclass(frozen=True)
-class GraphStats:
-    """Counts of what is in the graph (``kgqa stats``)."""
-
-    entities: int
-    relationships: int
-    triple_ids: int
-    # (relation name, relationship count), sorted by name.
-    by_relation: tuple[tuple[str, int], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "entities": self.entities,
-            "relationships": self.relationships,
-            "triple_ids": self.triple_ids,
-            "by_relation": dict(self.by_relation),
-        }
-
-
-@dataclass(frozen=True)
-class DuplicateId:
-    """A triple id carried by more than one relationship, with up to two example triples."""
-
-    id: int
-    copies: int
-    examples: tuple[tuple[str, str, str], ...]
-
-
-class Neo4jStore:
-    """Reads and writes the knowledge graph in one Neo4j database."""
+class Neo4jStore(Neo4jWrites):
+    """Reads and writes the knowledge graph in one Neo4j database (writes: the mixin
+    :class:`~kgqa.graph.neo4j_writes.Neo4jWrites`)."""
 
     def __init__(self, driver: neo4j.Driver, database: str = "neo4j"):
         self._driver = driver
         self.database = database
 
-    # -- reads -----------------------------------------------------------------------------
+    # -- the one read path ------------------------------------------------------------------
     def _read(self, name: str, /, **params: Any) -> list[Any]:
+        """Run ``cypher/<name>.cypher`` in a read transaction; every driver failure becomes one
+        kgqa error naming the query."""
         from neo4j import RoutingControl
 
-        with _graph_errors(self.database):
+        with graph_errors(self.database, name):
             records, _, _ = self._driver.execute_query(
                 query(name), params, database_=self.database, routing_=RoutingControl.READ
             )
         return records
 
+    # -- entities ---------------------------------------------------------------------------
     def entity_exists(self, name: str) -> bool:
         """True when an ``:Entity`` with exactly this name exists (case matters)."""
         return bool(self._read("entity_exists", name=name)[0]["exists"])
+
+    def node_ids(self, names: Iterable[str]) -> dict[str, str]:
+        """``{name: Neo4j element id}`` for the names that are entities (exact match)."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        records = self._read("entities_exact", names=wanted)
+        return {r["name"]: r["node_id"] for r in records if r["found"]}
+
+    def exact(self, names: Iterable[str]) -> set[str]:
+        """The names that are entities, exactly (case matters)."""
+        return set(self.node_ids(names))
+
+    def case_insensitive(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """``{lower-cased name: [entity names equal to it ignoring case]}`` (a scan: call it
+        only for names that :meth:`exact` did not find)."""
+        lowered = sorted({n.lower() for n in names})
+        if not lowered:
+            return {}
+        records = self._read("faith_entities_ci", lowered=lowered)
+        return {r["key"]: sorted(r["names"]) for r in records}
+
+    def _fulltext(self, text: str, limit: int) -> list[str] | None:
+        """Names from the full-text index for a Lucene query; ``None`` when the graph has no
+        such index (one loaded by other means)."""
+        try:
+            rows = self._read("entities_fulltext", query=text, limit=limit)
+        except KGQAError as e:
+            if "entity_names" in str(e) or "fulltext" in str(e).lower():
+                return None
+            raise
+        return [r["name"] for r in rows]
+
+    def suggest(self, name: str, limit: int = 5) -> list[str]:
+        """Close entity names: case-insensitive equals first, then full-text (fuzzy) matches."""
+        found = [r["name"] for r in self._read("entities_case_insensitive", name=name, limit=limit)]
+        words = [w for w in re.split(r"\s+", name.strip()) if w]
+        if words:
+            fuzzy = " ".join(f"{lucene_escape(w)}~" for w in words)
+            for other in self._fulltext(fuzzy, limit * 2) or ():
+                if other not in found:
+                    found.append(other)
+        return found[:limit]
+
+    def require_entities(self, names: Sequence[str]) -> None:
+        """Raise :class:`EntityNotFound` (with suggestions) for the first name not in the
+        graph."""
+        if not names:
+            raise KGQAError("no topic entity: pass --entity or put the entity in [brackets]")
+        for r in self._read("entities_exact", names=list(names)):
+            if not r["found"]:
+                raise EntityNotFound(r["name"], self.suggest(r["name"]))
+
+    def link_entity(self, mention: str) -> str:
+        """Entity linking for one mention: exact, then case-insensitive, then full-text.
+
+        Several equally good candidates are an :class:`AmbiguousEntity` error, never a guess."""
+        if self._read("entities_exact", names=[mention])[0]["found"]:
+            return mention
+        ci = [r["name"] for r in self._read("entities_case_insensitive", name=mention, limit=10)]
+        if len(ci) == 1:
+            return ci[0]
+        if len(ci) > 1:
+            raise AmbiguousEntity(
+                f"{mention!r} matches several entities when case is ignored: "
+                f"{', '.join(repr(c) for c in ci)}; pass --entity with the exact name"
+            )
+        raise EntityNotFound(mention, self.suggest(mention))
+
+    def link_question(self, question: str, limit: int = 50) -> str:
+        """Entity linking for a question that names no entity explicitly.
+
+        Entities whose whole name occurs in the question (as words; exact case first, then
+        ignoring case) are the candidates, found through the full-text index; a name inside a
+        longer matching name does not count. One longest match wins; a tie is reported as
+        :class:`AmbiguousEntity`, never guessed."""
+        words = [w for w in re.findall(r"\w+", question) if len(w) > 1]
+        if not words:
+            raise KGQAError("no entity in the question: pass --entity NAME")
+        names = self._fulltext(" OR ".join(lucene_escape(w) for w in dict.fromkeys(words)), limit)
+        if names is None:
+            raise KGQAError(
+                "entity linking needs the full-text index (created by `kgqa load` and "
+                "`kgqa index`); pass --entity NAME"
+            )
+        for flags in (0, re.IGNORECASE):
+            found = [
+                n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, flags)
+            ]
+            found = [n for n in found if not any(n != m and n.lower() in m.lower() for m in found)]
+            if found:
+                longest = max(len(n) for n in found)
+                best = sorted({n for n in found if len(n) == longest})
+                if len(best) > 1:
+                    raise AmbiguousEntity(
+                        f"the question names several entities equally well: "
+                        f"{', '.join(repr(b) for b in best)}; pass --entity with the one you mean"
+                    )
+                return best[0]
+        raise EntityNotFound(question.strip(), names[:5])
+
+    # -- retrieval --------------------------------------------------------------------------
+    def candidates(self, entities: Sequence[str], policy: ExpandPolicy) -> Candidates:
+        """Every triple within ``policy.hops`` of ``entities`` (which must exist), grouped by
+        hop, from one variable-length query (``cypher/candidates_hops{N}.cypher``).
+
+        Past ``policy.max_candidates`` the result is cut and says ``truncated=True``; hubs
+        that were reached but not expanded through are listed in ``skipped_hubs``."""
+        if not 1 <= policy.hops <= MAX_HOPS:
+            raise KGQAError(f"hops must be between 1 and {MAX_HOPS}, got {policy.hops}")
+        self.require_entities(entities)
+        started = time.perf_counter()
+        records = self._read(
+            f"candidates_hops{policy.hops}",
+            entities=list(entities),
+            hub_cap=policy.hub_cap if policy.hub_cap > 0 else _NO_CAP,
+            limit=policy.max_candidates + 1,
+        )
+        rows = records[0]["rows"] if records else []
+        return candidates_from_rows(rows, entities, policy, started)
+
+    def frontier_edges(self, names: Sequence[str], limit: int = 50000) -> list[Edge]:
+        """Every triple touching ``names``, both directions, seen from the entity it touches."""
+        records = self._read("frontier_edges", names=list(names), limit=limit)
+        rows = records[0]["rows"] if records else []
+        return [
+            Edge(Triple(tid, s, rel, o), name, outgoing, node_id)
+            for name, tid, s, rel, o, outgoing, node_id in rows
+        ]
+
+    def walk(self, topics: Sequence[str], path: Sequence[PathStep]) -> list[frozenset[str]]:
+        """The entities each hop of ``path`` reaches from ``topics``: ``result[i]`` is the
+        frontier after hop i+1, one query per hop over the whole frontier. The topic entities
+        are removed at each hop ("the films that share actors with [X]" does not answer X);
+        an empty frontier ends the walk early (the remaining hops are empty)."""
+        topic = set(topics)
+        frontier = sorted(topic)
+        hops: list[frozenset[str]] = []
+        for step in path:
+            if not frontier:
+                hops.append(frozenset())
+                continue
+            name = "path_step_out" if step.outgoing else "path_step_in"
+            records = self._read(name, names=frontier, rel=step.relation)
+            reached = frozenset(records[0]["names"] if records else ()) - topic
+            hops.append(reached)
+            frontier = sorted(reached)
+        return hops
+
+    def distances(
+        self, topics: Sequence[str], names: Iterable[str], max_hops: int
+    ) -> dict[str, int | None]:
+        """Shortest-path length (at most ``max_hops``, any relation, either direction) from
+        the nearest topic entity to each name (all must be entities); ``None``: farther."""
+        if not 1 <= max_hops <= MAX_PATH_HOPS:
+            raise KGQAError(f"max_hops must be between 1 and {MAX_PATH_HOPS}, got {max_hops}")
+        wanted = sorted(set(names) - set(topics))
+        out: dict[str, int | None] = {n: 0 for n in set(names) & set(topics)}
+        if not wanted or not topics:
+            return out | {n: None for n in wanted}
+        records = self._read(f"faith_distance_hops{max_hops}", names=wanted, topics=list(topics))
+        found = {r["name"]: r["hops"] for r in records}
+        return out | {n: found.get(n) for n in wanted}
+
+    # -- triples ----------------------------------------------------------------------------
+    def triples(
+        self, ids: Iterable[int], names: Mapping[int, tuple[str, str]] | None = None
+    ) -> dict[int, Triple]:
+        """The triples among ``ids`` that exist. ``names`` (id -> (subject, object)), when the
+        answer recorded them, turns each look-up into an index seek; the other ids are found
+        by a relationship scan (tens of milliseconds on MetaQA)."""
+        wanted = sorted(set(ids))
+        names = names or {}
+        found: dict[int, Triple] = {}
+        rows = [{"id": i, "s": names[i][0], "o": names[i][1]} for i in wanted if i in names]
+        if rows:
+            for r in self._read("faith_triples_check", rows=rows):
+                found[r["id"]] = _triple(r)
+        rest = [i for i in wanted if i not in found]
+        if rest:
+            for t in self.triples_by_ids(rest):
+                found[t.id] = t
+        return found
+
+    def triples_by_ids(self, ids: Sequence[int]) -> list[Triple]:
+        """The triples with these ids, in the order of ``ids``; unknown ids are left out."""
+        if not ids:
+            return []
+        found = {r["id"]: _triple(r) for r in self._read("triples_by_ids", ids=list(ids))}
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def all_triples(self) -> list[Triple]:
+        """Every triple of the graph (``cypher/all_triples.cypher``), in one read
+        transaction."""
+        return [_triple(r) for r in self._read("all_triples")]
 
     def stats(self) -> GraphStats:
         """Entity, relationship and distinct triple-id counts, and relationships per type."""
@@ -86,16 +270,6 @@ class Neo4jStore:
             by_relation=by_relation,
         )
 
-    def triples_by_ids(self, ids: Sequence[int]) -> list[Triple]:
-        """The triples with these ids, in the order of ``ids``; unknown ids are left out."""
-        if not ids:
-            return []
-        found = {
-            r["id"]: Triple(r["id"], r["subject"], r["relation"], r["object"])
-            for r in self._read("triples_by_ids", ids=list(ids))
-        }
-        return [found[i] for i in dict.fromkeys(ids) if i in found]
-
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]:
         """Triple ids that sit on more than one relationship (should never happen)."""
         return [
@@ -103,102 +277,74 @@ class Neo4jStore:
             for r in self._read("find_duplicate_triple_ids", limit=limit)
         ]
 
-    # -- writes ----------------------------------------------------------------------------
-    def _write(self, name: str, /, **params: Any) -> Any:
-        """Run one query in one explicit write transaction; returns its summary counters."""
+    # -- saved runs -------------------------------------------------------------------------
+    def _write_one(self, name: str, params: Mapping[str, Any]) -> Any:
+        """Run one query in a write transaction and return its single record."""
 
         def work(tx: neo4j.ManagedTransaction) -> Any:
-            return tx.run(query(name), params).consume().counters
+            return tx.run(query(name), dict(params)).single(strict=True)
 
-        with _graph_errors(self.database), self._driver.session(database=self.database) as s:
+        with graph_errors(self.database, name), self._driver.session(database=self.database) as s:
             return s.execute_write(work)
 
-    def ensure_schema(self) -> None:
-        """Create the uniqueness constraint on entity names and the full-text index used for
-        close-name suggestions and entity linking (each only if it does not exist yet)."""
-        self._write("create_entity_constraint")
-        self._write("create_entity_fulltext_index")
+    def save_run(
+        self, answer: Answer, *, answer_names: Sequence[str] = (), run_id: str | None = None
+    ) -> str:
+        """Record ``answer`` as a ``:KgqaRun`` node and return its run id (a UUID string).
 
-    def merge_entities(self, names: Sequence[str]) -> int:
-        """MERGE one batch of entity nodes; returns how many were new."""
-        return int(self._write("merge_entities", names=list(names)).nodes_created)
+        The node holds the question, mode, answer text, creation time (UTC), model,
+        parameters (a JSON string: Neo4j properties cannot be maps) and the grounded evidence
+        triple ids (:func:`kgqa.graph.inspect.grounded_ids`). It is linked with
+        ``[:KGQA_TOPIC]`` to the topic entities and with ``[:KGQA_ANSWER {rank}]`` to the
+        answer entities, matched by exact name; names with no entity are kept on the node
+        (``topic``, ``answer_names``) but not linked. The answer entities are
+        ``answer.answer_entities``, or ``answer_names`` (e.g. the names on the answer line of
+        a text answer) when it has none. One write transaction, parameters only."""
+        from kgqa.graph.inspect import grounded_ids, triple_id_value
 
-    def merge_triples(self, triples: Sequence[RawTriple], *, group_by_type: bool = False) -> int:
-        """MERGE one batch of triples (their entities must exist) in one write transaction
-        (two when the graph is still empty); returns how many were new. Each row carries its relation as a dynamic type.
+        run_id = str(uuid.UUID(run_id)) if run_id else str(uuid.uuid4())
+        names = [e.name for e in answer.answer_entities] or list(answer_names)
+        model = answer.parameters.get("model")
+        params: dict[str, Any] = {
+            "run_id": run_id,
+            "question": answer.question,
+            "mode": answer.mode,
+            "answer": answer.text,
+            "created": datetime.now(UTC).isoformat(),
+            "model": None if model is None else str(model),
+            "parameters": json.dumps(answer.parameters, sort_keys=True, default=str),
+            "evidence_ids": [triple_id_value(i) for i in grounded_ids(answer)],
+            "topic": list(dict.fromkeys(answer.entities_in)),
+            "answers": [
+                {"name": name, "rank": rank} for rank, name in enumerate(dict.fromkeys(names), 1)
+            ],
+        }
+        return str(self._write_one("save_run", params)["run_id"])
 
-        ``group_by_type`` splits the batch by relation and passes each type once as ``$type``
-        (one transaction per type); measured no faster (docs/benchmarks.md), kept for the
-        benchmark.
-        """
-        if not triples:
-            return 0
-        created = 0
-        # In a graph with (almost) no relationships Neo4j plans the MERGE as a scan of all
-        # relationships per row, quadratic in the batch. The query is re-planned per batch,
-        # so a small first transaction is enough for later ones to expand from the nodes.
-        if self._read("count_relationships")[0]["count"] < _PLANNER_WARMUP_ROWS:
-            head, triples = triples[:_PLANNER_WARMUP_ROWS], triples[_PLANNER_WARMUP_ROWS:]
-            created += self._merge_triples(head, group_by_type)
-        return created + self._merge_triples(triples, group_by_type)
-
-    def _merge_triples(self, triples: Sequence[RawTriple], group_by_type: bool) -> int:
-        if not triples:
-            return 0
-        if not group_by_type:
-            rows = [{"s": t.subject, "r": t.relation, "o": t.object, "id": t.id} for t in triples]
-            return int(self._write("merge_triples", rows=rows).relationships_created)
-        created = 0
-        for relation, group in _group_by_relation(triples):
-            counters = self._write(
-                "merge_triples_of_type",
-                type=relation,
-                rows=[{"s": t.subject, "o": t.object, "id": t.id} for t in group],
+    def list_runs(self, limit: int = 20) -> list[SavedRun]:
+        """The ``limit`` most recent saved runs, newest first."""
+        return [
+            SavedRun(
+                run_id=r["run_id"],
+                created=str(r["created"]),
+                question=r["question"],
+                mode=r["mode"],
+                answer=r["answer"],
+                model=r["model"],
+                topic=tuple(r["topic"] or ()),
+                answers=tuple(r["answers"] or ()),
+                evidence_count=r["evidence_count"],
+                element_id=r["element_id"],
             )
-            created += counters.relationships_created
-        return created
+            for r in self._read("runs_list", limit=int(limit))
+        ]
 
-    def refresh_statistics(self) -> None:
-        """Schedule a re-sample of outdated index statistics (done within milliseconds for a
-        KB's name index), so queries planned after a load seek the name index instead of
-        scanning it (the sample of an empty index says "0 entries"). Needs no admin rights."""
-        with _graph_errors(self.database), self._driver.session(database=self.database) as s:
-            s.run(query("resample_outdated_indexes")).consume()
-
-    def clear(self) -> None:
-        """Delete every node and relationship (tests, benchmarks); the schema stays."""
-        with _graph_errors(self.database), self._driver.session(database=self.database) as s:
-            # CALL ... IN TRANSACTIONS needs an auto-commit transaction.
-            s.run(query("delete_all")).consume()
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Delete these saved runs (and only their ``KGQA_*`` links); returns how many were
+        found."""
+        ids = [str(uuid.UUID(i)) for i in run_ids]
+        return int(self._write_one("runs_delete", {"run_ids": ids})["deleted"])
 
 
-def _group_by_relation(
-    triples: Sequence[RawTriple],
-) -> Iterator[tuple[str, list[RawTriple]]]:
-    groups: dict[str, list[RawTriple]] = {}
-    for t in triples:
-        groups.setdefault(t.relation, []).append(t)
-    yield from groups.items()
-
-
-@contextmanager
-def _graph_errors(database: str) -> Iterator[None]:
-    """Driver failures become one-line kgqa errors (chained, so ``-v`` can still show them)."""
-    from neo4j.exceptions import (
-        AuthError,
-        DriverError,
-        Neo4jError,
-        ServiceUnavailable,
-        SessionExpired,
-    )
-
-    try:
-        yield
-    except AuthError as e:
-        raise GraphUnavailable("Neo4j refused the credentials; fix NEO4J_PASSWORD") from e
-    except (ServiceUnavailable, SessionExpired) as e:
-        raise GraphUnavailable("lost the connection to Neo4j; check NEO4J_URI") from e
-    except Neo4jError as e:
-        raise KGQAError(f"Neo4j ({database}) failed: {e.code}: {e.message}") from e
-    except DriverError as e:
-        raise GraphUnavailable(f"Neo4j driver error: {e}") from e
+def _triple(record: Any) -> Triple:
+    return Triple(record["id"], record["subject"], record["relation"], record["object"])

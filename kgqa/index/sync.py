@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kgqa.graph.queries import query
 from kgqa.index.faiss_index import Manifest, VectorIndex, check_compatible
 from kgqa.types import Triple
 
 if TYPE_CHECKING:
-    import neo4j
-
     from kgqa.embed.base import Embedder
+    from kgqa.graph.base import GraphReader
 
 SAVE_EVERY = 20_000
 
@@ -137,22 +135,8 @@ def rebuild_index(
     return sync_index(index_dir, embedder, triples, progress)
 
 
-def graph_triples(driver: neo4j.Driver, database: str) -> Iterator[Triple]:
-    """Every triple of the graph (``cypher/all_triples.cypher``), read in one read
-    transaction (retried by the driver on transient errors)."""
-
-    def read(tx: neo4j.ManagedTransaction) -> list[Triple]:
-        result = tx.run(query("all_triples"))
-        return [Triple(r["id"], r["subject"], r["relation"], r["object"]) for r in result]
-
-    with driver.session(database=database) as session:
-        triples = session.execute_read(read)
-    yield from triples
-
-
 def sync_with_graph(
-    driver: neo4j.Driver,
-    database: str,
+    graph: GraphReader,
     index_dir: Path,
     embedder: Embedder,
     *,
@@ -161,7 +145,7 @@ def sync_with_graph(
 ) -> SyncReport:
     """Make the index hold exactly the graph's triples: embed the missing ones, drop vectors
     of triples no longer in the graph; ``rebuild`` starts from an empty index."""
-    triples = list(graph_triples(driver, database))
+    triples = graph.all_triples()
     if rebuild:
         return rebuild_index(index_dir, embedder, triples, progress)
     return sync_index(index_dir, embedder, triples, progress, prune=True)

@@ -1,38 +1,35 @@
-"""The graph retriever: candidates from Neo4j (kgqa.graph.expand), top-K from the vector
-index of triples embedded at load time (never per question)."""
+"""The graph retriever: candidates from the graph store, top-K from the vector index of
+triples embedded at load time (never per question)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kgqa.graph.expand import ExpandPolicy, expand
+from kgqa.graph.expand import ExpandPolicy
 from kgqa.types import Candidates, ScoredTriple
 
 if TYPE_CHECKING:
-    import neo4j
+    from kgqa.embed.base import Embedder
+    from kgqa.graph.base import GraphReader
+    from kgqa.index.faiss_index import VectorIndex
 
 
 class GraphRetriever:
-    """Implements :class:`kgqa.pipeline.base.Retriever` over Neo4j and the FAISS index."""
+    """Implements :class:`kgqa.pipeline.base.Retriever` over a graph store and the FAISS
+    index."""
 
     def __init__(
-        self,
-        driver: neo4j.Driver,
-        database: str,
-        index: Any,
-        embedder: Any,
-        policy: ExpandPolicy,
+        self, graph: GraphReader, index: VectorIndex, embedder: Embedder, policy: ExpandPolicy
     ):
-        self.driver = driver
-        self.database = database
+        self.graph = graph
         self.index = index
         self.embedder = embedder
         self.policy = policy
 
     def candidates(self, entities: Sequence[str], hops: int) -> Candidates:
         policy = ExpandPolicy(hops, self.policy.hub_cap, self.policy.max_candidates)
-        return expand(self.driver, self.database, entities, policy)
+        return self.graph.candidates(entities, policy)
 
     def top_k(self, text: str, candidates: Candidates, k: int) -> list[ScoredTriple]:
         if not len(candidates) or k <= 0:

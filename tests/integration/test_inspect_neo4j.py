@@ -9,15 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from kgqa.graph.expand import ExpandPolicy, expand, frontier_edges
-from kgqa.graph.inspect import (
-    answer_cypher,
-    browser_cypher,
-    delete_runs,
-    list_runs,
-    run_cypher,
-    save_run,
-)
+from kgqa.graph.expand import ExpandPolicy
+from kgqa.graph.inspect import answer_cypher, browser_cypher, run_cypher
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import Neo4jStore
 from kgqa.loaders.base import triple_id
@@ -113,7 +106,7 @@ def test_capped_query_returns_the_first_ids(db: tuple[neo4j.Driver, str]) -> Non
 def test_save_run_links_the_run_and_leaves_the_kb_unchanged(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     before = kb_snapshot(driver, database)
-    run_id = save_run(driver, database, answer())
+    run_id = Neo4jStore(driver, database).save_run(answer())
     assert str(uuid.UUID(run_id)) == run_id
     assert kb_snapshot(driver, database) == before
 
@@ -147,7 +140,7 @@ def test_save_run_links_the_run_and_leaves_the_kb_unchanged(db: tuple[neo4j.Driv
     )
     assert set(types[0]["t"]) == {"KGQA_ANSWER", "KGQA_TOPIC"}
 
-    [saved] = list_runs(driver, database)
+    [saved] = Neo4jStore(driver, database).list_runs()
     assert (saved.run_id, saved.question, saved.topic) == (
         run_id,
         answer().question,
@@ -158,7 +151,7 @@ def test_save_run_links_the_run_and_leaves_the_kb_unchanged(db: tuple[neo4j.Driv
 
 def test_run_cypher_shows_the_run_its_entities_and_evidence(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
-    run_id = save_run(driver, database, answer())
+    run_id = Neo4jStore(driver, database).save_run(answer())
     records, _, _ = driver.execute_query(run_cypher(run_id), database_=database)
     [record] = records
     assert record["run"]["run_id"] == run_id
@@ -170,8 +163,8 @@ def test_run_cypher_shows_the_run_its_entities_and_evidence(db: tuple[neo4j.Driv
 def test_injection_shaped_question_is_stored_verbatim(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     before = kb_snapshot(driver, database)
-    run_id = save_run(driver, database, answer(INJECTION), answer_names=[INJECTION])
-    [saved] = list_runs(driver, database)
+    run_id = Neo4jStore(driver, database).save_run(answer(INJECTION), answer_names=[INJECTION])
+    [saved] = Neo4jStore(driver, database).list_runs()
     assert (saved.run_id, saved.question) == (run_id, INJECTION)
     assert kb_snapshot(driver, database) == before
 
@@ -181,7 +174,7 @@ def test_text_answer_names_link_when_there_are_no_answer_entities(
 ) -> None:
     driver, database = db
     plain = Answer("q?", ("Alex Proyas",), "kgrag", "Dark City, I, Robot", evidence_ids=(GENRE,))
-    save_run(driver, database, plain, answer_names=["Dark City", "I, Robot", "Gone"])
+    Neo4jStore(driver, database).save_run(plain, answer_names=["Dark City", "I, Robot", "Gone"])
     links, _, _ = driver.execute_query(
         "MATCH (:KgqaRun)-[l:KGQA_ANSWER]->(e) RETURN l.rank AS rank, e.name AS name ORDER BY rank",
         database_=database,
@@ -192,14 +185,14 @@ def test_text_answer_names_link_when_there_are_no_answer_entities(
 def test_list_runs_newest_first_and_delete_runs(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     before = kb_snapshot(driver, database)
-    first = save_run(driver, database, answer("first?"))
-    second = save_run(driver, database, answer("second?"))
-    assert [r.run_id for r in list_runs(driver, database)] == [second, first]
-    assert [r.run_id for r in list_runs(driver, database, limit=1)] == [second]
-    assert delete_runs(driver, database, [first, str(uuid.uuid4())]) == 1
-    assert [r.run_id for r in list_runs(driver, database)] == [second]
-    assert delete_runs(driver, database, [second]) == 1
-    assert list_runs(driver, database) == []
+    first = Neo4jStore(driver, database).save_run(answer("first?"))
+    second = Neo4jStore(driver, database).save_run(answer("second?"))
+    assert [r.run_id for r in Neo4jStore(driver, database).list_runs()] == [second, first]
+    assert [r.run_id for r in Neo4jStore(driver, database).list_runs(limit=1)] == [second]
+    assert Neo4jStore(driver, database).delete_runs([first, str(uuid.uuid4())]) == 1
+    assert [r.run_id for r in Neo4jStore(driver, database).list_runs()] == [second]
+    assert Neo4jStore(driver, database).delete_runs([second]) == 1
+    assert Neo4jStore(driver, database).list_runs() == []
     assert kb_snapshot(driver, database) == before
 
 
@@ -209,7 +202,7 @@ def test_saved_run_does_not_change_kgqa_stats(db: tuple[neo4j.Driver, str]) -> N
     driver, database = db
     store = Neo4jStore(driver, database)
     before = store.stats()
-    save_run(driver, database, answer())
+    Neo4jStore(driver, database).save_run(answer())
     assert store.stats() == before
 
 
@@ -217,13 +210,13 @@ def test_saved_run_does_not_change_retrieval(db: tuple[neo4j.Driver, str]) -> No
     driver, database = db
     policy = ExpandPolicy(hops=2)
     before = (
-        expand(driver, database, ["John Shirley"], policy).by_hop,
-        frontier_edges(driver, database, ["Action"]),
+        Neo4jStore(driver, database).candidates(["John Shirley"], policy).by_hop,
+        Neo4jStore(driver, database).frontier_edges(["Action"]),
     )
-    save_run(driver, database, answer())
+    Neo4jStore(driver, database).save_run(answer())
     after = (
-        expand(driver, database, ["John Shirley"], policy).by_hop,
-        frontier_edges(driver, database, ["Action"]),
+        Neo4jStore(driver, database).candidates(["John Shirley"], policy).by_hop,
+        Neo4jStore(driver, database).frontier_edges(["Action"]),
     )
     assert after == before
 
@@ -234,8 +227,8 @@ def test_saved_run_does_not_change_retrieval(db: tuple[neo4j.Driver, str]) -> No
 def test_saved_run_does_not_change_hub_decisions(db: tuple[neo4j.Driver, str]) -> None:
     driver, database = db
     policy = ExpandPolicy(hops=3, hub_cap=3)
-    before = expand(driver, database, ["John Shirley"], policy)
-    save_run(driver, database, answer())
-    save_run(driver, database, answer())
-    after = expand(driver, database, ["John Shirley"], policy)
+    before = Neo4jStore(driver, database).candidates(["John Shirley"], policy)
+    Neo4jStore(driver, database).save_run(answer())
+    Neo4jStore(driver, database).save_run(answer())
+    after = Neo4jStore(driver, database).candidates(["John Shirley"], policy)
     assert (after.by_hop, after.skipped_hubs) == (before.by_hop, before.skipped_hubs)

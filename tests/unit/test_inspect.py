@@ -181,8 +181,8 @@ def _ask_cli(monkeypatch: pytest.MonkeyPatch, answer: Answer) -> tuple[click.Gro
         def __exit__(self, *exc: object) -> None:
             pass
 
-        def driver(self) -> str:
-            return "driver"
+        def graph(self) -> FakeStore:
+            return FakeStore()
 
         def pipeline(self, mode: str) -> object:
             class P:
@@ -191,12 +191,14 @@ def _ask_cli(monkeypatch: pytest.MonkeyPatch, answer: Answer) -> tuple[click.Gro
 
             return P()
 
-    def fake_save_run(driver: object, database: str, a: Answer, *, answer_names=()) -> str:
-        saved.append((driver, database, a, list(answer_names)))
-        return "3c1f6756-1b91-4694-b068-7cd4036cf794"
+    class FakeStore:
+        database = "neo4j"
+
+        def save_run(self, a: Answer, *, answer_names=()) -> str:
+            saved.append((self.database, a, list(answer_names)))
+            return "3c1f6756-1b91-4694-b068-7cd4036cf794"
 
     monkeypatch.setattr("kgqa.factory.Factory", FakeFactory)
-    monkeypatch.setattr("kgqa.graph.inspect.save_run", fake_save_run)
     return click.Group(commands={"ask": ask_cmd.ask}), saved
 
 
@@ -229,8 +231,8 @@ def test_ask_json_has_browser_cypher_and_save_records_the_run(
     assert data["browser_cypher"] == browser_cypher([11, 12])
     run_id = "3c1f6756-1b91-4694-b068-7cd4036cf794"
     assert data["saved_run"] == {"run_id": run_id, "browser_cypher": run_cypher(run_id)}
-    [(driver, database, a, names)] = saved
-    assert (driver, database, a, names) == ("driver", "neo4j", answer, ["Action", "Drama"])
+    [(database, a, names)] = saved
+    assert (database, a, names) == ("neo4j", answer, ["Action", "Drama"])
 
 
 def test_ask_without_evidence_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
