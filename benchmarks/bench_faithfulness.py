@@ -1,4 +1,4 @@
-"""Faithfulness-check benchmark (not a test): the check of ``kgqa.eval.faithfulness`` run on
+"""Faithfulness-check benchmark (not a test): the check of ``kgqa.check`` run on
 MetaQA dev questions with known answers, against the Neo4j that the settings point at
 (read-only). No LLM.
 
@@ -26,8 +26,9 @@ import statistics
 import time
 from pathlib import Path
 
-from kgqa.eval.faithfulness import FaithfulnessChecker, FaithReport, metaqa_path
-from kgqa.eval.metaqa import Question, load_split, sample
+from kgqa.check import FaithfulnessChecker, FaithReport
+from kgqa.eval.datasets import Question, load_split, sample
+from kgqa.eval.metaqa import metaqa_path
 from kgqa.factory import Factory
 from kgqa.settings import load_settings
 from kgqa.types import Answer, AnswerEntity
@@ -93,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings()
     with Factory(settings) as factory:
-        checker = FaithfulnessChecker(factory.driver(), settings.neo4j.database)
+        checker = FaithfulnessChecker(factory.rubric())
         for h in (int(x) for x in args.hops.split(",")):
             questions = sample(load_split(args.data, h, "dev"), args.limit, args.seed)
             run(checker, questions, h, args.seed)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kgqa.eval.faithfulness import metaqa_path
-from kgqa.eval.metaqa import load_split, sample
+from kgqa.eval.datasets import load_split, sample
+from kgqa.eval.metaqa import metaqa_path
 from kgqa.factory import Factory
 from kgqa.graph.expand import frontier_edges
 from kgqa.pipeline.relations import RelationPhrases, normalize_question

@@ -15,8 +15,8 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-from kgqa.eval.faithfulness import metaqa_path
-from kgqa.eval.metaqa import load_split, sample
+from kgqa.eval.datasets import load_split, sample
+from kgqa.eval.metaqa import metaqa_path
 
 
 def main() -> int:

@@ -1,20 +1,6 @@
-"""Topic entities named in a question: MetaQA marks them with ``[brackets]``."""
+"""Moved to :mod:`kgqa.answers` (session 4). Kept for callers outside that change
+(``benchmarks/bench_retrieval.py``); new code imports from :mod:`kgqa.answers`."""
 
-from __future__ import annotations
+from kgqa.answers.brackets import bracketed_entities, strip_brackets
 
-import re
-
-_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
-
-
-def bracketed_entities(question: str) -> list[str]:
-    """Names inside ``[...]``, in order, without duplicates."""
-    seen: dict[str, None] = {}
-    for m in _BRACKETED.finditer(question):
-        seen.setdefault(m.group(1).strip())
-    return [s for s in seen if s]
-
-
-def strip_brackets(question: str) -> str:
-    """The question as a person would write it: ``[X]`` -> ``X``."""
-    return _BRACKETED.sub(lambda m: m.group(1), question)
+__all__ = ["bracketed_entities", "strip_brackets"]

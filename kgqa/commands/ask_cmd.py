@@ -6,15 +6,20 @@ that opens the evidence in Neo4j Browser); ``--json`` prints the same content as
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+# The [bracketed] topic entities, the answer document and its stage totals are written once, in
+# kgqa.answers and kgqa.document (light imports: --help stays instant); ask uses them by these
+# names.
+from kgqa.answers import bracketed_entities as entities_in_question
 from kgqa.commands import settings_from
+from kgqa.document import answer_document as answer_to_json
+from kgqa.document import stage_totals
 
 if TYPE_CHECKING:
     from kgqa.types import Answer
@@ -25,75 +30,12 @@ MODE_CHOICES = ("kgrag", "kaping", "qd", "llm", "graph")
 SHOWN_TRIPLES = 5
 SHOWN_ENTITIES = 10
 SHOWN_SUPPORT = 3
-_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 _EXPLANATION_LABEL = re.compile(r"^\s*(?:\*\*)?explanation\s*:\s*(?:\*\*)?\s*", re.I)
-
-
-def entities_in_question(question: str) -> list[str]:
-    """The ``[Bracketed]`` names in a question (MetaQA's way of marking the topic entity)."""
-    return list(dict.fromkeys(m.strip() for m in _BRACKETED.findall(question) if m.strip()))
-
-
-def stage_totals(answer: Answer) -> dict[str, dict[str, float]]:
-    """Calls, seconds and tokens per stage, in the order the stages first ran."""
-    totals: dict[str, dict[str, float]] = {}
-    for c in answer.costs:
-        t = totals.setdefault(
-            c.stage, {"calls": 0, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
-        )
-        t["calls"] += 1
-        t["seconds"] += c.seconds
-        t["prompt_tokens"] += c.prompt_tokens
-        t["completion_tokens"] += c.completion_tokens
-    return totals
-
-
-def answer_to_json(answer: Answer) -> dict[str, Any]:
-    """Everything ``ask`` shows, as one JSON-ready object."""
-    from kgqa.pipeline.synthesize import answer_line, answer_names
-
-    totals = stage_totals(answer)
-    return {
-        "question": answer.question,
-        "entities": list(answer.entities_in),
-        "mode": answer.mode,
-        "model": answer.parameters.get("model"),
-        "answer": answer_line(answer.text),
-        "answer_text": answer.text,
-        "answer_names": answer_names(answer.text),
-        "answer_entities": [dataclasses.asdict(e) for e in answer.answer_entities],
-        "answer_entities_from_text": answer.from_text,
-        "reasoning": answer.reasoning,
-        "sub_questions": [
-            {
-                "index": s.index,
-                "original": s.original,
-                "reformulated": s.reformulated,
-                "answer": s.answer,
-                "triple_ids": [st.triple.id for st in s.evidence],
-                "triples": [
-                    {"id": st.triple.id, "text": st.triple.verbalize(), "score": st.score}
-                    for st in s.evidence
-                ],
-            }
-            for s in answer.sub_answers
-        ],
-        "evidence_ids": list(answer.evidence_ids),
-        "candidates_count": answer.candidates_count,
-        "truncated": answer.truncated,
-        "timings": {
-            "stages": totals,
-            "total_seconds": round(sum(c.seconds for c in answer.costs), 3),
-            "prompt_tokens": sum(c.prompt_tokens for c in answer.costs),
-            "completion_tokens": sum(c.completion_tokens for c in answer.costs),
-        },
-        "parameters": dict(answer.parameters),
-    }
 
 
 def answer_sections(answer: Answer) -> list[tuple[str, str]]:
     """``(title, body)`` sections of the text output, in order."""
-    from kgqa.pipeline.synthesize import answer_line
+    from kgqa.answers import answer_line
 
     sections = [("Answer", answer_line(answer.text) or "(empty)")]
     rest = answer.text.strip().split("\n", 1)

@@ -1,7 +1,9 @@
-"""``kgqa eval``: benchmark runs (MetaQA), the paper's two experiments, and reports.
+"""``kgqa eval``: benchmark runs (MetaQA, or any dataset in its layout), the paper's two
+experiments, and reports.
 
-Thin wrappers over :mod:`kgqa.eval`; the pipeline and the retriever come from
-:class:`kgqa.factory.Factory`, built only when a command runs.
+Thin wrappers: parse the options, call one function of :mod:`kgqa.eval.experiments` (or
+:func:`kgqa.eval.report.write_report`), render its result. The pipelines, the retriever and
+the graph reads come from :class:`kgqa.factory.Factory`, built only when a command runs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from kgqa.errors import ConfigError
 from kgqa.settings import Settings
 
 MODES = ("kgrag", "kaping", "qd", "llm", "graph")
+# The keys of kgqa.eval.experiments.QTYPE_READERS (a unit test keeps them equal); written out
+# here so that `kgqa --help` does not import the eval library.
+QTYPES = ("metaqa", "none")
 DEFAULT_DATA = Path("../shared/metaqa")
 # Small enough to finish on a 2-core CPU (the full pipeline costs minutes per 3-hop question).
 DEFAULT_LLM_LIMIT = 5
@@ -57,20 +62,32 @@ def resolve_data(data: Path | None) -> Path:
     if DEFAULT_DATA.is_dir():
         return DEFAULT_DATA
     raise ConfigError(
-        f"no MetaQA data at {DEFAULT_DATA} (relative to {Path.cwd()}); pass --data DIR, a folder "
-        "with 1-hop/qa_dev.txt, 2-hop/... and kb.txt"
+        f"no data folder at {DEFAULT_DATA} (relative to {Path.cwd()}); pass --data DIR, a folder "
+        "with 1-hop/qa_dev.txt, 2-hop/..., conj/... and kb.txt"
     )
 
 
-def _entity_names(data_dir: Path) -> tuple[Any, str | None]:
-    """KB names for reading entities out of free-text answers (``kb.txt`` beside the questions)."""
-    from kgqa.eval.metaqa import read_entity_names
-    from kgqa.eval.metrics import EntityNames
+def parse_sets(text: str | None, dataset: Any) -> list[Any]:
+    """``"1,2,conj"``, ``"1-3"``, ``"2-hop"`` -> question sets; ``None``: every set the data
+    folder has."""
+    from kgqa.eval.datasets import QuestionSet
 
-    kb = data_dir / "kb.txt"
-    if not kb.is_file():
-        return None, None
-    return EntityNames.of(read_entity_names(kb)), str(kb.resolve())
+    if text is None:
+        sets = dataset.sets()
+        if not sets:
+            raise ConfigError(f"{dataset.root} has no question sets (1-hop/, 2-hop/, conj/ ...)")
+        return sets
+    out: list[Any] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part[0].isdigit() and not part.endswith("-hop"):
+            out += [QuestionSet.named(str(h)) for h in parse_ints(part, "--hops")]
+        else:
+            out.append(QuestionSet.named(part))
+    if not out:
+        raise click.BadParameter("give at least one question set", param_hint="--hops")
+    return list(dict.fromkeys(out))
 
 
 @contextmanager
@@ -84,74 +101,172 @@ def _factory(settings: Settings) -> Iterator[Any]:
         factory.close()
 
 
-def _checker(factory: Any, enabled: bool = True) -> Any:
-    """The faithfulness check against the graph (docs/faithfulness.md), as run_eval's hook."""
-    # A factory with no graph behind it (the CLI tests' fake) has nothing to check against.
-    if not enabled or not hasattr(factory, "driver"):
-        return None
-    from kgqa.errors import GraphUnavailable
-    from kgqa.eval.faithfulness import FaithfulnessChecker, metaqa_checker
-
-    try:
-        driver = factory.driver()
-    except GraphUnavailable as e:
-        raise GraphUnavailable(
-            f"{e} (the faithfulness check reads the graph; `eval metaqa --no-check` skips it)"
-        ) from e
-    return metaqa_checker(FaithfulnessChecker(driver, factory.settings.neo4j.database))
-
-
-def _with_faith(result: Any) -> dict[str, Any]:
-    """The run's aggregate with the faithfulness figures (mistake rate per answer entity,
-    questions with a mistake, omissions) of the records the check ran on."""
-    from kgqa.eval.faithfulness import summarize
-
-    return {**result.aggregate, **summarize(result.records)}
-
-
-def _questions(data_dir: Path, hops: int, split: str, limit: int | None, seed: int) -> tuple:
-    from kgqa.eval.metaqa import load_split, question_file, sample
-    from kgqa.eval.runner import fingerprint
-
-    path = question_file(data_dir, hops, split)
-    questions = sample(load_split(data_dir, hops, split), limit, seed)
-    rel = path.relative_to(data_dir).as_posix()
-    return questions, rel, fingerprint(path)
-
-
 def _echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def _echo_run(result: Any, as_json: bool) -> None:
+    from kgqa.eval.faithfulness import format_summary
+    from kgqa.eval.report import format_aggregate
+
+    if as_json:
+        _echo_json({**result.aggregate, "run_dir": str(result.out_dir)})
+        return
+    title = f"{result.out_dir}  ({result.answered} answered now, {result.resumed} resumed)"
+    click.echo(format_aggregate(result.aggregate, title))
+    if line := format_summary(result.aggregate):
+        click.echo(line)
+
+
+def _echo_table(table: Any, as_json: bool) -> None:
+    from kgqa.eval.report import format_rows
+
+    if as_json:
+        _echo_json(table.rows)
+    else:
+        click.echo(format_rows(table.rows, table.keys, table.metrics))
 
 
 # -- options shared by the commands ----------------------------------------------------------
 
 
-def _common(f: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option(
-            "--data",
-            type=click.Path(file_okay=False, path_type=Path),
-            help="MetaQA folder (default: ../shared/metaqa when present).",
-        ),
-        click.option(
-            "--split",
-            type=click.Choice(["dev", "test"]),
-            default="dev",
-            show_default=True,
-            help="Question split.",
-        ),
-        click.option("--model", help="LLM: a known model name or a GGUF path (default: settings)."),
-        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
-        click.option("--no-progress", is_flag=True, help="No progress bar."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+def _options(*options: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Callable[..., Any]:
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
+
+
+_common = _options(
+    click.option(
+        "--data",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Data folder in MetaQA's layout (default: ../shared/metaqa when present).",
+    ),
+    click.option(
+        "--split",
+        type=click.Choice(["dev", "test"]),
+        default="dev",
+        show_default=True,
+        help="Question split.",
+    ),
+    click.option("--model", help="LLM: a known model name or a GGUF path (default: settings)."),
+    click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+    click.option("--no-progress", is_flag=True, help="No progress bar."),
+)
+_qtypes = click.option(
+    "--qtypes",
+    type=click.Choice(QTYPES),
+    default="metaqa",
+    show_default=True,
+    help="How qa_<split>_qtype.txt labels become gold relation paths for the check's "
+    "omissions: metaqa (MetaQA's movie_to_X labels) or none (labels kept, not read). A data "
+    "folder without qtype files needs neither.",
+)
+_no_check = click.option(
+    "--no-check",
+    is_flag=True,
+    help="Skip the faithfulness check (mistakes and omissions against the graph).",
+)
+_sets = click.option(
+    "--hops",
+    "sets_text",
+    help="Question sets, e.g. 1,2,3, 2 or 1,conj (default: every set the data folder has).",
+)
+_one_run = _options(
+    click.option("--limit", type=click.IntRange(min=1), help="Seeded sample size (default: all)."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Sample seed."),
+    click.option(
+        "--mode",
+        type=click.Choice(MODES),
+        default="kgrag",
+        show_default=True,
+        help="Pipeline mode.",
+    ),
+    click.option(
+        "--n-hops",
+        type=click.IntRange(1, 3),
+        help="Candidate retrieval hops N (default: settings).",
+    ),
+    click.option(
+        "--top-k",
+        type=click.IntRange(min=1),
+        help="Top-K triples per sub-question (default: settings).",
+    ),
+    click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Run directory (default: runs/<data folder>-<set>-<config>).",
+    ),
+    click.option(
+        "--retry-errors", is_flag=True, help="Answer again the questions that failed before."
+    ),
+    click.option(
+        "--no-ceiling",
+        is_flag=True,
+        help="Do not look for the gold answers among the candidates (saves one query per question).",
+    ),
+    _no_check,
+)
 
 
 @click.group("eval")
 def eval() -> None:  # shadows the builtin only inside this module: the command's name
-    """Benchmark runs on MetaQA, the paper's experiments, and reports."""
+    """Benchmark runs on MetaQA or any dataset in its layout, the paper's experiments, reports."""
+
+
+def _run_set(ctx: click.Context, qset: str, qtypes: str, **o: Any) -> None:
+    """One seeded run of one question set (``eval run``, ``eval metaqa``)."""
+    from kgqa.eval import experiments
+    from kgqa.eval.datasets import QuestionSet
+
+    dataset = experiments.open_dataset(resolve_data(o["data"]), qtypes)
+    question_set = QuestionSet.named(qset)
+    dataset.question_file(question_set, o["split"])  # a missing file fails before any model
+    overrides = {
+        "retrieval.hops": o["n_hops"],
+        "retrieval.top_k": o["top_k"],
+        "llm.model": o["model"],
+    }
+    with _factory(settings_from(ctx, overrides)) as factory:
+        result = experiments.run_set(
+            factory,
+            dataset,
+            question_set,
+            o["split"],
+            mode=o["mode"],
+            limit=o["limit"],
+            seed=o["seed"],
+            out=o["out"],
+            check=not o["no_check"],
+            ceiling=not o["no_ceiling"],
+            retry_errors=o["retry_errors"],
+            progress=not o["no_progress"],
+        )
+    _echo_run(result, o["as_json"])
+
+
+@eval.command("run")
+@_common
+@click.option(
+    "--set",
+    "qset",
+    default="1-hop",
+    show_default=True,
+    help="Question set: a folder of the data folder (1-hop, 2-hop, 3-hop, conj; or 1, 2, 3).",
+)
+@_qtypes
+@_one_run
+@click.pass_context
+def run(ctx: click.Context, qset: str, qtypes: str, **options: Any) -> None:
+    """Answer a seeded sample of one question set of any dataset in MetaQA's layout and score it.
+
+    The data folder holds <n>-hop/ and conj/ folders with qa_<split>.txt (and optionally
+    qa_<split>_qtype.txt) and kb.txt. Writes one JSONL record per question as it finishes;
+    the same command again resumes."""
+    _run_set(ctx, qset, qtypes, **options)
 
 
 @eval.command("metaqa")
@@ -163,127 +278,19 @@ def eval() -> None:  # shadows the builtin only inside this module: the command'
     show_default=True,
     help="MetaQA question set: 1, 2 or 3 hops.",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Seeded sample size (default: all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Sample seed.")
-@click.option(
-    "--mode", type=click.Choice(MODES), default="kgrag", show_default=True, help="Pipeline mode."
-)
-@click.option(
-    "--n-hops", type=click.IntRange(1, 3), help="Candidate retrieval hops N (default: settings)."
-)
-@click.option(
-    "--top-k",
-    type=click.IntRange(min=1),
-    help="Top-K triples per sub-question (default: settings).",
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Run directory (default: runs/<name from the config>).",
-)
-@click.option("--retry-errors", is_flag=True, help="Answer again the questions that failed before.")
-@click.option(
-    "--no-ceiling",
-    is_flag=True,
-    help="Do not look for the gold answers among the candidates (saves one query per question).",
-)
-@click.option(
-    "--no-check",
-    is_flag=True,
-    help="Skip the faithfulness check (mistakes and omissions against the graph).",
-)
+@_one_run
 @click.pass_context
-def metaqa(
-    ctx: click.Context,
-    data: Path | None,
-    split: str,
-    model: str | None,
-    as_json: bool,
-    no_progress: bool,
-    hops: int,
-    limit: int | None,
-    seed: int,
-    mode: str,
-    n_hops: int | None,
-    top_k: int | None,
-    out: Path | None,
-    retry_errors: bool,
-    no_ceiling: bool,
-    no_check: bool,
-) -> None:
-    """Answer a seeded sample of MetaQA questions and score them.
+def metaqa(ctx: click.Context, hops: int, **options: Any) -> None:
+    """Answer a seeded sample of MetaQA questions and score them (``eval run`` with MetaQA's
+    qtype paths).
 
     Writes one JSONL record per question as it finishes; the same command again resumes."""
-    from kgqa.eval.report import format_aggregate
-    from kgqa.eval.runner import GRAPH_MODES, EvalConfig, run_eval, run_name
-
-    data_dir = resolve_data(data)
-    questions, rel, fp = _questions(data_dir, hops, split, limit, seed)
-    overrides = {"retrieval.hops": n_hops, "retrieval.top_k": top_k, "llm.model": model}
-    settings = settings_from(ctx, overrides)
-    config = EvalConfig(
-        data_file=rel,
-        hops=hops,
-        split=split,
-        limit=limit,
-        seed=seed,
-        mode=mode,
-        n_hops=settings.retrieval.hops,
-        top_k=settings.retrieval.top_k,
-        model=settings.llm.model,
-        data_fingerprint=fp,
-    )
-    out = out or Path("runs") / run_name(config)
-    names, kb = _entity_names(data_dir)
-    extra = {
-        "data_dir": str(data_dir.resolve()),
-        "entity_names": kb,
-        "settings": _settings(settings),
-    }
-    with _factory(settings) as factory:
-        pipeline = factory.pipeline(mode)
-        retriever = factory.retriever() if mode in GRAPH_MODES and not no_ceiling else None
-        result = run_eval(
-            pipeline,
-            questions,
-            out,
-            config,
-            retriever=retriever,
-            checker=_checker(factory, not no_check),
-            entity_names=names,
-            retry_errors=retry_errors,
-            progress=not no_progress,
-            extra_manifest=extra,
-        )
-    aggregate = _with_faith(result)
-    if as_json:
-        _echo_json({**aggregate, "run_dir": str(out)})
-    else:
-        title = f"{out}  ({result.answered} answered now, {result.resumed} resumed)"
-        click.echo(format_aggregate(aggregate, title))
-        from kgqa.eval.faithfulness import format_summary
-
-        if line := format_summary(aggregate):
-            click.echo(line)
-
-
-def _settings(settings: Any) -> dict[str, Any]:
-    from kgqa.settings import as_dict
-
-    data = as_dict(settings)
-    # What shapes answers, for the audit; connection details are not part of a result.
-    return {k: data[k] for k in ("retrieval", "llm", "embed") if k in data}
+    _run_set(ctx, f"{hops}-hop", "metaqa", **options)
 
 
 @eval.command("grid")
 @_common
-@click.option(
-    "--hops",
-    "hops_text",
-    default="1,2,3",
-    show_default=True,
-    help="Question sets, e.g. 1,2,3 or 2.",
-)
+@_sets
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -312,6 +319,8 @@ def _settings(settings: Any) -> dict[str, Any]:
     show_default=True,
     help="Parent folder of the run directories.",
 )
+@_qtypes
+@_no_check
 @click.pass_context
 def grid(
     ctx: click.Context,
@@ -320,7 +329,7 @@ def grid(
     model: str | None,
     as_json: bool,
     no_progress: bool,
-    hops_text: str,
+    sets_text: str | None,
     limit: int | None,
     seeds: str,
     n_values: str,
@@ -328,90 +337,52 @@ def grid(
     mode: str,
     ceiling_only: bool,
     out: Path,
+    qtypes: str,
+    no_check: bool,
 ) -> None:
-    """Experiment 1: every N x K cell on seeded samples of each hop (mean ± std over seeds)."""
-    from kgqa.eval.report import format_rows, summary_rows
-    from kgqa.eval.runner import CeilingConfig, EvalConfig, run_ceiling, run_eval, run_name
+    """Experiment 1: every N x K cell on seeded samples of each set (mean ± std over seeds)."""
+    from kgqa.eval import experiments
 
-    data_dir = resolve_data(data)
-    hop_list = parse_ints(hops_text, "--hops")
+    dataset = experiments.open_dataset(resolve_data(data), qtypes)
+    sets = parse_sets(sets_text, dataset)
     seed_list = parse_ints(seeds, "--seeds")
     ns, ks = parse_ints(n_values, "--n-values"), parse_ints(k_values, "--k-values")
-    if bad := [h for h in hop_list if h not in (1, 2, 3)]:
-        raise click.BadParameter(f"{bad}: hops are 1, 2 or 3", param_hint="--hops")
     limit = limit or (DEFAULT_CEILING_LIMIT if ceiling_only else DEFAULT_LLM_LIMIT)
-    samples = {
-        (h, s): _questions(data_dir, h, split, limit, s) for h in hop_list for s in seed_list
+    grid_options: dict[str, Any] = {
+        "limit": limit,
+        "seeds": seed_list,
+        "n_values": ns,
+        "k_values": ks,
+        "out": out,
     }
-    results: list[dict[str, Any]] = []
-    progress = not no_progress
     if ceiling_only:
         with _factory(settings_from(ctx)) as factory:
-            retriever = factory.retriever()
-            for (h, s), (questions, rel, fp) in samples.items():
-                config = CeilingConfig(rel, h, split, limit, s, tuple(ns), tuple(ks), fp)
-                run = run_ceiling(
-                    retriever,
-                    questions,
-                    out / run_name(config),
-                    config,
-                    progress=progress,
-                    extra_manifest={"data_dir": str(data_dir.resolve())},
-                )
-                for n, cell in run.aggregate["by_n"].items():
-                    row = {
-                        "hops": h,
-                        "seed": s,
-                        "N": int(n),
-                        "n": run.aggregate["n"],
-                        "in_candidates": cell["in_candidates"],
-                    }
-                    for k, v in cell["in_top_k"].items():
-                        results.append({**row, "K": int(k), "in_top_k": v})
-        keys, metrics = ["hops", "N", "K"], ["in_candidates", "in_top_k"]
+            table = experiments.ceiling_grid(
+                factory, dataset, sets, split, progress=not no_progress, **grid_options
+            )
     else:
-        names, kb = _entity_names(data_dir)
-        for n in ns:
-            for k in ks:
-                overrides = {"retrieval.hops": n, "retrieval.top_k": k, "llm.model": model}
-                with _factory(settings_from(ctx, overrides)) as factory:
-                    pipeline = factory.pipeline(mode)
-                    checker = _checker(factory)
-                    model_name = factory.settings.llm.model
-                    for (h, s), (questions, rel, fp) in samples.items():
-                        cfg = EvalConfig(rel, h, split, limit, s, mode, n, k, model_name, fp)
-                        run = run_eval(
-                            pipeline,
-                            questions,
-                            out / run_name(cfg),
-                            cfg,
-                            checker=checker,
-                            entity_names=names,
-                            progress=progress,
-                            extra_manifest={
-                                "data_dir": str(data_dir.resolve()),
-                                "entity_names": kb,
-                            },
-                        )
-                        results.append({"hops": h, "seed": s, "N": n, "K": k, **_with_faith(run)})
-        keys, metrics = ["hops", "N", "K"], ["hit1_paper", "hit1_entity", "f1"]
-    rows = summary_rows(results, keys, metrics)
-    rows.sort(key=lambda r: tuple(r[k] for k in keys))
-    if as_json:
-        _echo_json(rows)
-    else:
-        click.echo(format_rows(rows, keys, metrics))
+        from kgqa.factory import Factory
+
+        def factory_for(n: int, k: int) -> Any:
+            overrides = {"retrieval.hops": n, "retrieval.top_k": k, "llm.model": model}
+            return Factory(settings_from(ctx, overrides))
+
+        table = experiments.grid(
+            factory_for,
+            dataset,
+            sets,
+            split,
+            mode=mode,
+            check=not no_check,
+            progress=not no_progress,
+            **grid_options,
+        )
+    _echo_table(table, as_json)
 
 
 @eval.command("compare")
 @_common
-@click.option(
-    "--hops",
-    "hops_text",
-    default="1,2,3",
-    show_default=True,
-    help="Question sets, e.g. 1,2,3 or 2.",
-)
+@_sets
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -439,6 +410,8 @@ def grid(
     show_default=True,
     help="Parent folder of the run directories.",
 )
+@_qtypes
+@_no_check
 @click.pass_context
 def compare(
     ctx: click.Context,
@@ -447,70 +420,40 @@ def compare(
     model: str | None,
     as_json: bool,
     no_progress: bool,
-    hops_text: str,
+    sets_text: str | None,
     limit: int,
     seeds: str,
     modes: str,
     n_hops: int | None,
     top_k: int | None,
     out: Path,
+    qtypes: str,
+    no_check: bool,
 ) -> None:
     """Experiment 2: the full system and the baselines on the same seeded samples."""
-    from kgqa.eval.report import format_rows, summary_rows
-    from kgqa.eval.runner import GRAPH_MODES, EvalConfig, run_eval, run_name
+    from kgqa.eval import experiments
 
-    data_dir = resolve_data(data)
-    hop_list = parse_ints(hops_text, "--hops")
-    if bad := [h for h in hop_list if h not in (1, 2, 3)]:
-        raise click.BadParameter(f"{bad}: hops are 1, 2 or 3", param_hint="--hops")
     seed_list = parse_ints(seeds, "--seeds")
-    mode_list = [m.strip() for m in modes.split(",") if m.strip()]
+    mode_list = list(dict.fromkeys(m.strip() for m in modes.split(",") if m.strip()))
     if bad_modes := [m for m in mode_list if m not in MODES]:
         raise click.BadParameter(f"{bad_modes}: modes are {', '.join(MODES)}", param_hint="--modes")
-    names, kb = _entity_names(data_dir)
+    dataset = experiments.open_dataset(resolve_data(data), qtypes)
+    sets = parse_sets(sets_text, dataset)
     overrides = {"retrieval.hops": n_hops, "retrieval.top_k": top_k, "llm.model": model}
-    results: list[dict[str, Any]] = []
     with _factory(settings_from(ctx, overrides)) as factory:
-        s = factory.settings
-        pipelines = {m: factory.pipeline(m) for m in mode_list}
-        retriever = factory.retriever() if GRAPH_MODES & set(mode_list) else None
-        checker = _checker(factory)
-        for seed in seed_list:
-            for h in hop_list:
-                questions, rel, fp = _questions(data_dir, h, split, limit, seed)
-                for m in mode_list:
-                    config = EvalConfig(
-                        rel,
-                        h,
-                        split,
-                        limit,
-                        seed,
-                        m,
-                        s.retrieval.hops,
-                        s.retrieval.top_k,
-                        s.llm.model,
-                        fp,
-                    )
-                    run = run_eval(
-                        pipelines[m],
-                        questions,
-                        out / run_name(config),
-                        config,
-                        retriever=retriever,
-                        checker=checker,
-                        entity_names=names,
-                        progress=not no_progress,
-                        extra_manifest={"data_dir": str(data_dir.resolve()), "entity_names": kb},
-                    )
-                    results.append({"hops": h, "seed": seed, "mode": m, **_with_faith(run)})
-    keys = ["hops", "mode"]
-    metrics = ["hit1_paper", "hit1_entity", "f1", "mistake_rate", "omissions", "seconds_median"]
-    rows = summary_rows(results, keys, metrics)
-    rows.sort(key=lambda r: (r["hops"], mode_list.index(r["mode"])))
-    if as_json:
-        _echo_json(rows)
-    else:
-        click.echo(format_rows(rows, keys, metrics))
+        table = experiments.compare(
+            factory,
+            dataset,
+            sets,
+            split,
+            limit=limit,
+            seeds=seed_list,
+            modes=mode_list,
+            out=out,
+            check=not no_check,
+            progress=not no_progress,
+        )
+    _echo_table(table, as_json)
 
 
 @eval.command("report")

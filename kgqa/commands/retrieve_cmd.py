@@ -37,8 +37,8 @@ def retrieve(
     as_json: bool,
 ) -> None:
     """Print the candidate triples around the topic entities and the top-K for QUESTION."""
+    from kgqa.answers import bracketed_entities, strip_brackets
     from kgqa.factory import Factory
-    from kgqa.mentions import bracketed_entities, strip_brackets
 
     settings = settings_from(
         ctx, {"retrieval.hops": hops, "retrieval.top_k": top_k, "retrieval.hub_cap": hub_cap}

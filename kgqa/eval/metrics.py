@@ -3,7 +3,8 @@
 - :func:`hit1_paper`: the paper's Hit@1, the whole generated answer (lower-cased, stripped)
   equals a gold answer. A correct but verbose answer fails it.
 - :func:`hit1_entity`: the standard KGQA Hit@1, the top-ranked answer entity is a gold answer.
-  Grounded answers carry ranked entities; for free text, :func:`answer_items` reads them out.
+  Grounded answers carry ranked entities; for free text, :func:`kgqa.answers.answer_items`
+  reads them out.
 - :func:`set_prf`: precision, recall and F1 of the predicted answer set against the gold set.
 - :func:`retrieval_ceiling`: whether any gold answer was reachable at all (among the candidate
   triples and among the top-K), the bound on what any LLM stage could answer.
@@ -16,22 +17,18 @@ answers do not tell them apart, so neither do the metrics.
 
 from __future__ import annotations
 
-import re
 import statistics
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Sized
+from collections.abc import Collection, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any
 
+from kgqa.answers import EntityNames, answer_items, first_entity, norm
 from kgqa.types import Answer, Candidates, ScoredTriple, Triple
 
 
-def norm(text: str) -> str:
-    """The comparison form of a name or an answer: stripped and lower-cased."""
-    return text.strip().lower()
-
-
-def gold_set(gold: Iterable[str]) -> set[str]:
-    return {norm(g) for g in gold if norm(g)}
+def gold_set(gold: Iterable[str]) -> frozenset[str]:
+    """The gold answers in comparison form."""
+    return EntityNames.of(gold)
 
 
 def hit1_paper(answer_text: str, gold: Iterable[str]) -> bool:
@@ -40,130 +37,7 @@ def hit1_paper(answer_text: str, gold: Iterable[str]) -> bool:
     return norm(answer_text) in gold_set(gold)
 
 
-# -- free-text answers ----------------------------------------------------------------------
-
-# Separators between listed answers: comma, semicolon, newline, and the word "and".
-_SEPARATOR = re.compile(r"(\s*[,;\n]\s*|\s+and\s+)", re.IGNORECASE)
-# A label before the answer proper, as small models like to write it.
-_LABEL = re.compile(r"^\s*(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:\-]\s*", re.IGNORECASE)
-_LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
-_QUOTES = "\"'`\u201c\u201d\u2018\u2019*"
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]+)[\"\u201d]")
-# How many separator-split pieces may be joined back into one name ("Paris, Texas",
-# "Pride and Prejudice", "Crouching Tiger, Hidden Dragon").
-_MAX_JOIN = 4
-
-
-@dataclass(frozen=True)
-class Item:
-    """One answer read out of free text; ``known`` when it names a gold answer or KB entity."""
-
-    text: str
-    known: bool
-
-
-def clean_item(text: str, punctuation: bool = True) -> str:
-    """Strip list markers, surrounding quotes and brackets, and (``punctuation``) trailing
-    sentence punctuation."""
-    text = _LIST_MARKER.sub("", text.strip())
-    previous = None
-    while previous != text:
-        previous = text
-        text = text.strip().strip(_QUOTES).strip()
-        if text[:1] in "([" and text[-1:] in ")]":
-            text = text[1:-1]
-        if punctuation:
-            text = text.rstrip(".!?:")
-    return text.strip()
-
-
-def _clean_known(raw: str, is_known: Callable[[str], bool]) -> str:
-    """The cleaned item, keeping trailing punctuation when that makes it a known name
-    ("Hatari!", "With Friends Like These...")."""
-    kept = clean_item(raw, punctuation=False)
-    return kept if kept and is_known(kept) else clean_item(raw)
-
-
-class EntityNames(frozenset[str]):
-    """KB entity names in comparison form (lower-cased once; MetaQA has 43k of them)."""
-
-    @classmethod
-    def of(cls, names: Iterable[str]) -> EntityNames:
-        return cls(norm(n) for n in names if norm(n))
-
-
-def _matcher(gold: Iterable[str], entity_names: Collection[str] | None) -> Callable[[str], bool]:
-    known = gold_set(gold)
-    if entity_names:
-        names = (
-            entity_names if isinstance(entity_names, EntityNames) else EntityNames.of(entity_names)
-        )
-        return lambda s: norm(s) in known or norm(s) in names
-    return lambda s: norm(s) in known
-
-
-def answer_items(
-    text: str, gold: Iterable[str] = (), entity_names: Collection[str] | None = None
-) -> list[Item]:
-    """The answers a free-text answer names, in order (see docs/eval.md, "Reading free text").
-
-    1. A leading label ("Answer:", "The final answer is:") is dropped.
-    2. The text is split on commas, semicolons, newlines and the word "and".
-    3. Scanning left to right, up to 4 consecutive pieces are joined back (longest first) when
-       the joined text names a gold answer or KB entity, so "Paris, Texas" stays one name.
-    4. Each item is cleaned: list markers ("-", "*", "1."), quotes, brackets and trailing
-       ".!?:" are stripped.
-    5. A piece that is not a known name yields instead the quoted spans that start in it
-       ("..." or \u201c...\u201d in the whole text) and are known names, if there are any.
-
-    ``known`` is True when the item equals (case-insensitively) a gold answer or one of
-    ``entity_names``."""
-    is_known = _matcher(gold, entity_names)
-    text = _LABEL.sub("", text.strip(), count=1)
-    # Pieces between separators, with their offsets, so that quoted spans (found in the whole
-    # text: a quote may enclose a comma, as in '"The Crow," which ...') map to the piece they
-    # start in.
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    for m in _SEPARATOR.finditer(text):
-        bounds.append((start, m.start()))
-        start = m.end()
-    bounds.append((start, len(text)))
-    quoted = [(m.start(), clean_item(m.group(1))) for m in _QUOTED.finditer(text)]
-    items: list[Item] = []
-    i = 0
-    while i < len(bounds):
-        taken = 0
-        for width in range(min(_MAX_JOIN, len(bounds) - i), 1, -1):
-            candidate = _clean_known(text[bounds[i][0] : bounds[i + width - 1][1]], is_known)
-            if candidate and is_known(candidate):
-                items.append(Item(candidate, True))
-                taken = width
-                break
-        if not taken:
-            lo, hi = bounds[i]
-            candidate = _clean_known(text[lo:hi], is_known)
-            if candidate:
-                if is_known(candidate):
-                    items.append(Item(candidate, True))
-                else:
-                    inside = [q for pos, q in quoted if lo <= pos < hi and q and is_known(q)]
-                    items.extend(Item(q, True) for q in inside)
-                    if not inside:
-                        items.append(Item(candidate, False))
-            taken = 1
-        i += taken
-    return items
-
-
-def first_entity(
-    text: str, gold: Iterable[str], entity_names: Collection[str] | None = None
-) -> str | None:
-    """The first item of a free-text answer that names a gold answer or a KB entity."""
-    for item in answer_items(text, gold, entity_names):
-        if item.known:
-            return item.text
-    return None
+# -- free-text answers (read by kgqa.answers) -----------------------------------------
 
 
 def _answer_parts(answer: Answer | str) -> tuple[str, list[str]]:
@@ -351,14 +225,21 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     if "mistakes_total" in out:
         # Graph mode's answer entities; a free-text answer's (read from the text) are not its
         # answer set, so they do not count here.
-        entities = sum(
-            len(a.get("entities") or [])
-            for a in ((r.get("answer") or {}) for r in ok)
-            if not a.get("entities_from_text")
-        )
+        entities = sum(len(_grounded_entities(r.get("answer") or {})) for r in ok)
         out["answer_entities_total"] = entities
         out["mistake_rate"] = out["mistakes_total"] / entities if entities else None
     return out
+
+
+def _grounded_entities(answer: Mapping[str, Any]) -> list[Any]:
+    r"""An answer record's answer entities, unless they were read from its free text. Records
+    are :func:`kgqa.document.answer_document`\ s (``answer_entities``); runs written before
+    session 4 named the fields ``entities`` and ``entities_from_text``."""
+    if "answer_entities" in answer:
+        from_text, entities = answer.get("answer_entities_from_text"), answer["answer_entities"]
+    else:
+        from_text, entities = answer.get("entities_from_text"), answer.get("entities")
+    return [] if from_text else list(entities or [])
 
 
 def running_hit1(hits: Sequence[bool]) -> float:

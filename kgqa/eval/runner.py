@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from kgqa.answers import answer_line, first_entity
+from kgqa.document import answer_document
 from kgqa.errors import (
     ConfigError,
     GraphUnavailable,
@@ -31,9 +33,8 @@ from kgqa.errors import (
     PromptError,
 )
 from kgqa.eval import metrics as M
-from kgqa.eval.metaqa import Question
+from kgqa.eval.datasets import Question
 from kgqa.pipeline.base import QAPipeline, Retriever
-from kgqa.pipeline.synthesize import answer_line
 from kgqa.types import Answer
 
 RUN_FILE = "run.json"
@@ -111,17 +112,23 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-") or "x"
 
 
-def run_name(config: EvalConfig | CeilingConfig) -> str:
-    """A directory name that spells the config: ``metaqa-2hop-dev-kgrag-N3-K30-<model>-s0-n100``."""
-    hop = f"{config.hops}hop" if config.hops else Path(config.data_file).stem
+def set_slug(config: EvalConfig | CeilingConfig) -> str:
+    """The question set in a run name: ``2hop``, or the set's folder (``conj``)."""
+    if config.hops:
+        return f"{config.hops}hop"
+    path = Path(config.data_file)
+    return _slug(path.parent.name or path.stem)
+
+
+def run_name(config: EvalConfig | CeilingConfig, dataset: str) -> str:
+    """A directory name that spells the dataset (its folder's name) and the config:
+    ``metaqa-2hop-dev-kgrag-N3-K30-<model>-s0-n100``, ``wc2014-conj-dev-ceiling-s0-n200``."""
+    head = f"{_slug(dataset)}-{set_slug(config)}-{config.split}"
     size = f"n{config.limit}" if config.limit is not None else "all"
     if isinstance(config, CeilingConfig):
-        return f"metaqa-{hop}-{config.split}-ceiling-s{config.seed}-{size}"
+        return f"{head}-ceiling-s{config.seed}-{size}"
     model = _slug(Path(config.model).stem if "/" in config.model else config.model)
-    return (
-        f"metaqa-{hop}-{config.split}-{config.mode}-N{config.n_hops}-K{config.top_k}"
-        f"-{model}-s{config.seed}-{size}"
-    )
+    return f"{head}-{config.mode}-N{config.n_hops}-K{config.top_k}-{model}-s{config.seed}-{size}"
 
 
 def fingerprint(path: Path) -> str:
@@ -290,7 +297,7 @@ def answer_metrics(
         "top_entity": (
             answer.ranked_entities[0].name
             if answer.ranked_entities
-            else M.first_entity(answer.text, q.answers, entity_names)
+            else first_entity(answer.text, q.answers, entity_names)
         ),
         "predicted": predicted,
         "precision": prf.precision,
@@ -310,32 +317,12 @@ def answer_record(
     run_meta: Mapping[str, Any],
     entity_names: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to audit one answered question."""
+    """Everything needed to audit one answered question: the question, the answer as
+    :func:`kgqa.document.answer_document` writes it, the metrics, costs and run fields."""
     record = _base_record(q, config)
     record.update(
         status="ok",
-        answer={
-            "text": answer.text,
-            "entities": [dataclasses.asdict(e) for e in answer.answer_entities],
-            # True: the entities were read from the free text (the metrics read the text).
-            "entities_from_text": answer.from_text,
-            "reasoning": answer.reasoning,
-            "sub_questions": [
-                {
-                    "index": s.index,
-                    "original": s.original,
-                    "reformulated": s.reformulated,
-                    "answer": s.answer,
-                    "triple_ids": [e.triple.id for e in s.evidence],
-                    "scores": [round(e.score, 6) for e in s.evidence],
-                    "entities": list(s.entities),
-                }
-                for s in answer.sub_answers
-            ],
-            "evidence_ids": list(answer.evidence_ids),
-            "candidates_count": answer.candidates_count,
-            "truncated": answer.truncated,
-        },
+        answer=answer_document(answer),
         metrics=answer_metrics(q, answer, entity_names),
         costs=[dataclasses.asdict(c) for c in answer.costs],
         seconds=round(seconds, 4),
@@ -426,7 +413,7 @@ def run_eval(
     }
     hits = [bool(r["metrics"].get("hit1_paper")) for r in done.values()]
     ent_hits = [bool(r["metrics"].get("hit1_entity")) for r in done.values()]
-    desc = f"{config.mode} {config.hops}-hop" if config.hops else config.mode
+    desc = f"{config.mode} {set_slug(config)}"
     answered = 0
     bar = _progress(len(questions), len(done), desc, progress)
     try:
@@ -526,7 +513,7 @@ def run_ceiling(
     wanted = {q.id for q in questions}
     done = {r["id"]: r for r in read_records(out_dir) if r["id"] in wanted}
     todo = [q for q in questions if q.id not in done]
-    bar = _progress(len(questions), len(done), f"ceiling {config.hops}-hop", progress)
+    bar = _progress(len(questions), len(done), f"ceiling {set_slug(config)}", progress)
     answered = 0
     try:
         with path.open("a", encoding="utf-8") as f:

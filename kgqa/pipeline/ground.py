@@ -14,30 +14,13 @@ retrieve nothing, so all of theirs are unsupported). The faithfulness check judg
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 
-from kgqa.pipeline.synthesize import answer_line
+from kgqa.answers import answer_line, mentions
 from kgqa.types import AnswerEntity, Triple
 
 # names -> {name: node id} for the names that are KB entities (exact, case-sensitive).
 NodeIds = Callable[[Iterable[str]], dict[str, str]]
-
-
-def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
-
-
-def mentions(line: str, names: Iterable[str]) -> list[str]:
-    """The ``names`` that occur in ``line`` (ignoring case, on word boundaries), longest first
-    without overlaps, in the order they occur. Of two names differing only in case, the one
-    written with the line's own case wins."""
-    spans: list[tuple[int, int, str]] = []
-    for name in sorted(set(names), key=lambda n: (-len(n), n not in line, n)):
-        for m in _pattern(name).finditer(line):
-            if all(m.end() <= a or m.start() >= b for a, b, _ in spans):
-                spans.append((m.start(), m.end(), name))
-    return [name for _, _, name in sorted(spans)]
 
 
 def support_paths(topics: set[str], evidence: Sequence[Triple]) -> Callable[[str], tuple[int, ...]]:
@@ -75,8 +58,8 @@ class AnswerGrounder:
 
     ``node_ids`` looks names up in the KB; ``candidates`` lists the strings of a text that
     could name an entity (the factory passes the answer parser's,
-    :func:`kgqa.eval.faithfulness.text_candidates`, so that grounding and evaluation read
-    answers the same way)."""
+    :func:`kgqa.answers.text_candidates`, so that grounding, the faithfulness check and the
+    metrics read answers the same way)."""
 
     def __init__(self, node_ids: NodeIds, candidates: Callable[[str], set[str]]):
         self.node_ids = node_ids

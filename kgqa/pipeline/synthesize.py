@@ -1,35 +1,20 @@
 """Stage 4: answer synthesis (paper, 3.4.4): the final answer from the question, the chain of
 thought and the sub-answers. The prompt asks for the answer names on the first line, then a
-one-sentence explanation, so that evaluation can read the answer without guessing."""
+one-sentence explanation, so that evaluation can read the answer without guessing
+(:func:`kgqa.answers.answer_line`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+# Reading the answer line lives in kgqa.answers; the two names stay importable from here for
+# callers outside this package's reach (tests/unit/test_stages.py, benchmarks/bench_llm.py).
+from kgqa.answers import answer_line as answer_line
+from kgqa.answers import answer_names as answer_names
 from kgqa.llm.base import LLM, GenParams
 from kgqa.pipeline.reformulate import MAX_ANSWER_CHARS, _one_line
 from kgqa.prompts import PromptTemplate
 from kgqa.types import StageCost, SubAnswer
-
-_ANSWER_LABEL = re.compile(r"^\s*(?:\*\*)?(?:final answer|answer)\s*:?\s*(?:\*\*)?\s*", re.I)
-
-
-def answer_line(text: str) -> str:
-    """The first non-empty line without an ``Answer:`` label: the answer itself."""
-    line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return _ANSWER_LABEL.sub("", line, count=1).strip()
-
-
-def answer_names(text: str) -> list[str]:
-    """The comma-separated names on the answer line (quotes and final period removed)."""
-    names: list[str] = []
-    for part in answer_line(text).split(","):
-        name = part.strip().strip("\"'`*").strip()
-        name = name[:-1] if name.endswith(".") else name
-        if name and name.lower() not in (n.lower() for n in names):
-            names.append(name)
-    return names
 
 
 def render_sub_answers(sub_answers: Sequence[SubAnswer]) -> str:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from kgqa.eval.faithfulness import FaithfulnessChecker, metaqa_path
+from kgqa.check import FaithfulnessChecker
+from kgqa.eval.metaqa import metaqa_path
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import Neo4jStore
 from kgqa.graph.paths import Neo4jRubric, PathStep, walk_path
@@ -47,7 +48,7 @@ def graph(neo4j_driver: neo4j.Driver, neo4j_settings: Settings) -> Iterator[neo4
 
 @pytest.fixture
 def checker(graph: neo4j.Driver, neo4j_settings: Settings) -> FaithfulnessChecker:
-    return FaithfulnessChecker(graph, neo4j_settings.neo4j.database)
+    return FaithfulnessChecker(Neo4jRubric(graph, neo4j_settings.neo4j.database))
 
 
 def sample_questions() -> list[tuple[int, str, list[str], list[str]]]:
@@ -195,7 +196,7 @@ def test_path_queries_anchor_on_the_name_index(
 def test_free_text_answers_are_grounded_in_real_nodes(
     graph: neo4j.Driver, neo4j_settings: Settings
 ) -> None:
-    from kgqa.eval.faithfulness import text_candidates
+    from kgqa.answers import text_candidates
     from kgqa.pipeline.ground import AnswerGrounder
 
     rubric = Neo4jRubric(graph, neo4j_settings.neo4j.database)

@@ -5,18 +5,21 @@ and the tests that keep the fakes honest.
   word-overlap "embedding" for top-K. Raises ``EntityNotFound`` like the real one.
 - :class:`FakePipeline`: answers from a dict (question -> text or Answer), optionally using
   the fake retriever for evidence, and can be told to fail or be interrupted.
+- :class:`FakeKB`: the faithfulness check's graph reads (``KBGraph``) over a triple list,
+  counting its calls.
 - :class:`FakeFactory`: stands in for ``kgqa.factory.Factory`` in CLI tests.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from kgqa.errors import EntityNotFound
+from kgqa.graph.paths import PathStep
 from kgqa.types import Answer, Candidates, ScoredTriple, StageCost, SubAnswer, Triple
 
 pytestmark = pytest.mark.unit
@@ -69,6 +72,68 @@ class FakeRetriever:
         ]
         scored.sort(key=lambda s: (-s.score, s.triple.id))
         return scored[:k]
+
+
+class FakeKB:
+    """The checker's read interface over a list of triples, counting its calls."""
+
+    def __init__(self, triples: Sequence[Triple]):
+        self.kb = list(triples)
+        self.names = {t.subject for t in triples} | {t.object for t in triples}
+        self.calls: dict[str, int] = {}
+
+    def _count(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def exact(self, names: Iterable[str]) -> set[str]:
+        self._count("exact")
+        return set(names) & self.names
+
+    def case_insensitive(self, names: Iterable[str]) -> dict[str, list[str]]:
+        self._count("case_insensitive")
+        wanted = {n.lower() for n in names}
+        out: dict[str, list[str]] = {}
+        for n in sorted(self.names):
+            if n.lower() in wanted:
+                out.setdefault(n.lower(), []).append(n)
+        return out
+
+    def distances(
+        self, topics: Sequence[str], names: Iterable[str], max_hops: int
+    ) -> dict[str, int | None]:
+        self._count("distances")
+        dist = {t: 0 for t in topics if t in self.names}
+        frontier = set(dist)
+        for d in range(1, max_hops + 1):
+            nxt = set()
+            for t in self.kb:
+                for a, b in ((t.subject, t.object), (t.object, t.subject)):
+                    if a in frontier and b not in dist:
+                        dist[b] = d
+                        nxt.add(b)
+            frontier = nxt
+        return {n: dist.get(n) for n in names}
+
+    def walk(self, topics: Sequence[str], path: Sequence[PathStep]) -> list[frozenset[str]]:
+        self._count("walk")
+        frontier, out = set(topics), []
+        for step in path:
+            reached = {
+                (t.object if step.outgoing else t.subject)
+                for t in self.kb
+                if t.relation == step.relation
+                and (t.subject if step.outgoing else t.object) in frontier
+            } - set(topics)
+            out.append(frozenset(reached))
+            frontier = reached
+        return out
+
+    def triples(
+        self, ids: Iterable[int], names: Mapping[int, tuple[str, str]] | None = None
+    ) -> dict[int, Triple]:
+        self._count("triples")
+        by_id = {t.id: t for t in self.kb}
+        return {i: by_id[i] for i in ids if i in by_id}
 
 
 class FakePipeline:
@@ -138,9 +203,12 @@ GOOD_ANSWERS = {
 
 
 class FakeFactory:
-    """What ``kgqa eval`` needs of ``kgqa.factory.Factory``; records what it built."""
+    """What ``kgqa eval`` needs of ``kgqa.factory.Factory``; records what it built. ``kb`` and
+    ``answers`` say which fixture data folder it stands for (tests may set them)."""
 
     built: list[FakeFactory] = []
+    kb: Path = DATA / "kb.txt"
+    answers: Mapping[str, str | Answer] = GOOD_ANSWERS
 
     def __init__(self, settings: object):
         self.settings = settings
@@ -149,14 +217,18 @@ class FakeFactory:
         FakeFactory.built.append(self)
 
     def retriever(self) -> FakeRetriever:
-        return FakeRetriever()
+        return FakeRetriever(kb_triples(self.kb))
+
+    def rubric(self) -> FakeKB:
+        """The faithfulness check's graph: the data folder's KB."""
+        return FakeKB(kb_triples(self.kb))
 
     def pipeline(self, mode: str) -> FakePipeline:
         s = self.settings
         p = FakePipeline(
             mode,
-            GOOD_ANSWERS,
-            FakeRetriever() if mode != "llm" else None,
+            self.answers,
+            self.retriever() if mode != "llm" else None,
             n_hops=s.retrieval.hops,  # type: ignore[attr-defined]
             top_k=s.retrieval.top_k,  # type: ignore[attr-defined]
         )

@@ -1,4 +1,4 @@
-"""MetaQA question files and seeded sampling."""
+"""Question files in MetaQA's layout (kgqa.eval.datasets) and seeded sampling."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ import pytest
 from test_eval_fakes import DATA
 
 from kgqa.errors import ConfigError, KBFormatError
-from kgqa.eval import metaqa
+from kgqa.eval import datasets
 
 pytestmark = pytest.mark.unit
 
 
 def test_parse_line_entity_and_answers():
-    q = metaqa.parse_line("what movies did [Wim Wenders] direct\tParis, Texas|Wings of Desire\n", 7)
+    q = datasets.parse_line(
+        "what movies did [Wim Wenders] direct\tParis, Texas|Wings of Desire\n", 7
+    )
     assert q.id == 7
     assert q.entity == "Wim Wenders"
     assert q.answers == ("Paris, Texas", "Wings of Desire")  # a comma inside a title survives
@@ -31,16 +33,16 @@ def test_parse_line_entity_and_answers():
 )
 def test_parse_line_errors_name_the_line(line, message):
     with pytest.raises(KBFormatError, match=message) as err:
-        metaqa.parse_line(line, 12, "f.txt")
+        datasets.parse_line(line, 12, "f.txt")
     assert "f.txt:12" in str(err.value)
 
 
 def test_load_split_reads_qtypes_and_line_numbers():
-    qs = metaqa.load_split(DATA, 1, "dev")
+    qs = datasets.load_split(DATA, 1, "dev")
     assert [q.id for q in qs] == list(range(1, 8))
     assert qs[1].qtype == "director_to_movie"
     assert all(q.hops == 1 for q in qs)
-    two = metaqa.load_split(DATA, 2, "dev")
+    two = datasets.load_split(DATA, 2, "dev")
     assert two[3].answers == ("2005", "2007")
 
 
@@ -48,9 +50,9 @@ def test_missing_split_says_what_exists(tmp_path):
     (tmp_path / "1-hop").mkdir()
     (tmp_path / "1-hop" / "qa_dev.txt").write_text("who [X]\tY\n")
     with pytest.raises(ConfigError, match="found: qa_dev.txt"):
-        metaqa.question_file(tmp_path, 1, "test")
-    with pytest.raises(ConfigError, match="--hops"):
-        metaqa.question_file(tmp_path, 4, "dev")
+        datasets.question_file(tmp_path, 1, "test")
+    with pytest.raises(ConfigError, match="no 4-hop questions .*question sets there: 1-hop"):
+        datasets.question_file(tmp_path, 4, "dev")
 
 
 def test_qtype_file_shorter_than_questions_is_an_error(tmp_path):
@@ -59,18 +61,18 @@ def test_qtype_file_shorter_than_questions_is_an_error(tmp_path):
     t = tmp_path / "qa_dev_qtype.txt"
     t.write_text("a\n")
     with pytest.raises(KBFormatError, match="1 lines"):
-        metaqa.read_questions(q, t)
+        datasets.read_questions(q, t)
 
 
 def _questions(n):
-    return [metaqa.parse_line(f"q{i} [E{i}]\tA{i}", i) for i in range(1, n + 1)]
+    return [datasets.parse_line(f"q{i} [E{i}]\tA{i}", i) for i in range(1, n + 1)]
 
 
 def test_sample_is_determined_by_the_seed():
     qs = _questions(200)
-    a = metaqa.sample(qs, 20, seed=3)
-    assert a == metaqa.sample(qs, 20, seed=3)
-    assert [q.id for q in a] != [q.id for q in metaqa.sample(qs, 20, seed=4)]
+    a = datasets.sample(qs, 20, seed=3)
+    assert a == datasets.sample(qs, 20, seed=3)
+    assert [q.id for q in a] != [q.id for q in datasets.sample(qs, 20, seed=4)]
     # Exactly random.Random(seed).sample over the file order, as documented.
     assert a == random.Random(3).sample(qs, k=len(qs))[:20]
     assert len({q.id for q in a}) == 20
@@ -78,16 +80,16 @@ def test_sample_is_determined_by_the_seed():
 
 def test_smaller_sample_is_a_prefix_of_a_larger_one():
     qs = _questions(200)
-    assert metaqa.sample(qs, 30, seed=0) == metaqa.sample(qs, 100, seed=0)[:30]
+    assert datasets.sample(qs, 30, seed=0) == datasets.sample(qs, 100, seed=0)[:30]
 
 
 def test_no_limit_or_a_large_limit_keeps_file_order():
     qs = _questions(10)
-    assert metaqa.sample(qs, None, seed=1) == qs
-    assert metaqa.sample(qs, 50, seed=1) == qs
+    assert datasets.sample(qs, None, seed=1) == qs
+    assert datasets.sample(qs, 50, seed=1) == qs
 
 
 def test_entity_names_from_kb():
-    names = metaqa.read_entity_names(DATA / "kb.txt")
+    names = datasets.read_entity_names(DATA / "kb.txt")
     assert {"Paris, Texas", "clint eastwood", "Clint Eastwood", "1998"} <= names
     assert "directed_by" not in names

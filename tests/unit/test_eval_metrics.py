@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from kgqa import answers as A
 from kgqa.eval import metrics as M
 from kgqa.types import Answer, AnswerEntity, Candidates, ScoredTriple, Triple
 
 pytestmark = pytest.mark.unit
 
-KB = M.EntityNames.of(
+KB = A.EntityNames.of(
     ["The Crow", "Action", "Paris, Texas", "Pride and Prejudice", "Brad Pitt", "Drama", "1998"]
 )
 
@@ -47,15 +48,15 @@ def test_hit1_paper(text, gold, expected):
 
 
 def test_items_split_on_commas_and_and_keep_names_that_contain_separators():
-    items = M.answer_items("Answer: Paris, Texas and Drama", ["Drama"], KB)
-    assert items == [M.Item("Paris, Texas", True), M.Item("Drama", True)]
-    items = M.answer_items("1. Pride and Prejudice\n2. drama.", ["x"], KB)
+    items = A.answer_items("Answer: Paris, Texas and Drama", ["Drama"], KB)
+    assert items == [A.Item("Paris, Texas", True), A.Item("Drama", True)]
+    items = A.answer_items("1. Pride and Prejudice\n2. drama.", ["x"], KB)
     assert [i.text for i in items] == ["Pride and Prejudice", "drama"]
 
 
 def test_items_unknown_phrases_are_kept_but_not_known():
-    items = M.answer_items("The director is unknown; Drama", ["Drama"], None)
-    assert items == [M.Item("The director is unknown", False), M.Item("Drama", True)]
+    items = A.answer_items("The director is unknown; Drama", ["Drama"], None)
+    assert items == [A.Item("The director is unknown", False), A.Item("Drama", True)]
 
 
 def test_items_take_quoted_spans_from_a_verbose_sentence():
@@ -64,14 +65,14 @@ def test_items_take_quoted_spans_from_a_verbose_sentence():
         'Based on the context provided, John Shirley has written at least one movie, "The Crow," '
         'which falls under the genre of "action."'
     )
-    items = M.answer_items(text, ["Action"], KB)
+    items = A.answer_items(text, ["Action"], KB)
     known = [i.text for i in items if i.known]
     assert known == ["The Crow", "action"]
     # The first entity the answer names is The Crow, not the gold genre: entity Hit@1 misses.
-    assert M.first_entity(text, ["Action"], KB) == "The Crow"
+    assert A.first_entity(text, ["Action"], KB) == "The Crow"
     assert not M.hit1_entity(text, ["Action"], KB)
     # Without the KB vocabulary only gold names are recognised.
-    assert M.first_entity(text, ["Action"]) == "action"
+    assert A.first_entity(text, ["Action"]) == "action"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from test_eval_fakes import DATA, GOOD_ANSWERS, FakePipeline, FakeRetriever
 
 from kgqa.errors import ConfigError, GraphUnavailable
-from kgqa.eval import metaqa, runner
+from kgqa.eval import datasets, runner
 
 pytestmark = pytest.mark.unit
 
@@ -29,7 +29,7 @@ def _lines(out):
 
 @pytest.fixture
 def questions():
-    return metaqa.load_split(DATA, 1, "dev")
+    return datasets.load_split(DATA, 1, "dev")
 
 
 def test_every_question_gets_an_auditable_record(tmp_path, questions):
@@ -42,7 +42,7 @@ def test_every_question_gets_an_auditable_record(tmp_path, questions):
     assert first["question"] == "who directed [Dark City]"
     assert first["entities"] == ["Dark City"] and first["gold"] == ["Alex Proyas"]
     assert first["qtype"] == "movie_to_director"
-    assert first["answer"]["text"] == "Alex Proyas"
+    assert first["answer"]["answer_text"] == first["answer"]["answer"] == "Alex Proyas"
     assert first["answer"]["reasoning"] == "looked it up"
     sub = first["answer"]["sub_questions"][0]
     assert sub["original"] == sub["reformulated"] == first["question"]
@@ -116,9 +116,9 @@ def test_other_config_in_the_same_dir_is_refused_naming_the_difference(tmp_path,
 
 
 def test_limit_may_grow_but_not_shrink(tmp_path, questions):
-    sample = metaqa.sample(questions, 3, seed=0)
+    sample = datasets.sample(questions, 3, seed=0)
     runner.run_eval(FakePipeline(), sample, tmp_path, _config(limit=3), progress=False)
-    bigger = metaqa.sample(questions, 5, seed=0)
+    bigger = datasets.sample(questions, 5, seed=0)
     pipe = FakePipeline()
     res = runner.run_eval(pipe, bigger, tmp_path, _config(limit=5), progress=False)
     assert len(pipe.calls) == 2 and res.resumed == 3
@@ -153,7 +153,7 @@ def test_candidate_ceiling_and_checker_are_recorded(tmp_path, questions):
 
 
 def test_ceiling_run_over_the_grid(tmp_path):
-    qs = metaqa.load_split(DATA, 2, "dev")
+    qs = datasets.load_split(DATA, 2, "dev")
     cfg = runner.CeilingConfig("2-hop/qa_dev.txt", 2, "dev", None, 0, (1, 2), (1, 10), "f")
     retr = FakeRetriever()
     res = runner.run_ceiling(retr, qs, tmp_path, cfg, progress=False)
@@ -174,6 +174,6 @@ def test_ceiling_run_over_the_grid(tmp_path):
 
 
 def test_run_name_spells_the_config():
-    assert runner.run_name(_config(limit=30, model="/x/y/Model-Q4.gguf")) == (
+    assert runner.run_name(_config(limit=30, model="/x/y/Model-Q4.gguf"), "metaqa") == (
         "metaqa-1hop-dev-kgrag-N2-K5-Model-Q4-s0-n30"
     )

@@ -3,23 +3,18 @@ span, omissions along a relation path, graph-mode support triples, qtype paths, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from test_eval_fakes import FakeKB
 
+from kgqa.answers import looks_like_name
+from kgqa.check import FaithfulnessChecker, ask_hops
 from kgqa.errors import GraphUnavailable, KGQAError
-from kgqa.eval.faithfulness import (
-    METAQA_RELATIONS,
-    FaithfulnessChecker,
-    ask_hops,
-    format_summary,
-    looks_like_name,
-    metaqa_checker,
-    metaqa_path,
-    summarize,
-)
-from kgqa.eval.metaqa import Question
+from kgqa.eval.datasets import Question
+from kgqa.eval.faithfulness import format_summary, summarize
+from kgqa.eval.metaqa import METAQA_RELATIONS, metaqa_checker, metaqa_path
 from kgqa.graph.paths import PathStep, parse_path
 from kgqa.types import Answer, AnswerEntity, ScoredTriple, SubAnswer, Triple
 
@@ -45,68 +40,6 @@ KB = [
     Triple(15, "Hatari!", "directed_by", "Ann Lee"),
     Triple(16, "With Friends Like These...", "directed_by", "Wim Wenders"),
 ]
-
-
-class FakeKB:
-    """The checker's read interface over a list of triples, counting its calls."""
-
-    def __init__(self, triples: Sequence[Triple]):
-        self.kb = list(triples)
-        self.names = {t.subject for t in triples} | {t.object for t in triples}
-        self.calls: dict[str, int] = {}
-
-    def _count(self, name: str) -> None:
-        self.calls[name] = self.calls.get(name, 0) + 1
-
-    def exact(self, names: Iterable[str]) -> set[str]:
-        self._count("exact")
-        return set(names) & self.names
-
-    def case_insensitive(self, names: Iterable[str]) -> dict[str, list[str]]:
-        self._count("case_insensitive")
-        wanted = {n.lower() for n in names}
-        out: dict[str, list[str]] = {}
-        for n in sorted(self.names):
-            if n.lower() in wanted:
-                out.setdefault(n.lower(), []).append(n)
-        return out
-
-    def distances(
-        self, topics: Sequence[str], names: Iterable[str], max_hops: int
-    ) -> dict[str, int | None]:
-        self._count("distances")
-        dist = {t: 0 for t in topics if t in self.names}
-        frontier = set(dist)
-        for d in range(1, max_hops + 1):
-            nxt = set()
-            for t in self.kb:
-                for a, b in ((t.subject, t.object), (t.object, t.subject)):
-                    if a in frontier and b not in dist:
-                        dist[b] = d
-                        nxt.add(b)
-            frontier = nxt
-        return {n: dist.get(n) for n in names}
-
-    def walk(self, topics: Sequence[str], path: Sequence[PathStep]) -> list[frozenset[str]]:
-        self._count("walk")
-        frontier, out = set(topics), []
-        for step in path:
-            reached = {
-                (t.object if step.outgoing else t.subject)
-                for t in self.kb
-                if t.relation == step.relation
-                and (t.subject if step.outgoing else t.object) in frontier
-            } - set(topics)
-            out.append(frozenset(reached))
-            frontier = reached
-        return out
-
-    def triples(
-        self, ids: Iterable[int], names: Mapping[int, tuple[str, str]] | None = None
-    ) -> dict[int, Triple]:
-        self._count("triples")
-        by_id = {t.id: t for t in self.kb}
-        return {i: by_id[i] for i in ids if i in by_id}
 
 
 @pytest.fixture
@@ -376,9 +309,17 @@ def test_eval_hook_lets_a_lost_server_stop_the_run(kb: FakeKB) -> None:
         hook(_question("writer_to_movie_to_genre"), answer("Drama"))
 
 
-def test_checker_needs_exactly_one_source(kb: FakeKB) -> None:
-    with pytest.raises(KGQAError):
-        FaithfulnessChecker()
+def test_checker_reads_the_graph_it_is_given_and_the_kb_stop_words(kb: FakeKB) -> None:
+    # The checker takes a KBGraph only; a KB's own stop words come from the caller: a lone
+    # capitalized "Blue" inside prose then names nothing (here it is a movie of the KB).
+    a = answer("The director is Blue")
+    plain = FaithfulnessChecker(kb).check(a, ["John Shirley"], 2)
+    assert [(c.span, c.entity) for c in plain.claims] == [("The director is Blue", "Blue")]
+    quiet = FaithfulnessChecker(kb, extra_stop_words=[" BLUE ", ""]).check(a, ["John Shirley"], 2)
+    assert quiet.claims == ()
+    assert "blue" in FaithfulnessChecker(kb, extra_stop_words=["Blue"]).stop_words
+    # Generic English only: no KB's words are built in.
+    assert not {"film", "films", "movie", "movies"} & FaithfulnessChecker(kb).stop_words
 
 
 def test_graph_mode_answer_checks_clean_along_its_own_path(kb: FakeKB) -> None:
@@ -441,8 +382,8 @@ def test_ask_check_prints_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
         def __exit__(self, *exc: object) -> None:
             pass
 
-        def driver(self) -> object:
-            return object()
+        def rubric(self) -> FakeKB:
+            return FakeKB(KB)
 
         def pipeline(self, mode: str) -> object:
             class P:
@@ -452,7 +393,6 @@ def test_ask_check_prints_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
             return P()
 
     monkeypatch.setattr("kgqa.factory.Factory", Factory)
-    monkeypatch.setattr("kgqa.graph.paths.Neo4jRubric", lambda driver, database: FakeKB(KB))
     runner = CliRunner()
     result = runner.invoke(ask, ["what did [John Shirley] write", "--check"], obj={})
     assert result.exit_code == 0, result.output

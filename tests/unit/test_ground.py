@@ -2,10 +2,11 @@
 
 import pytest
 
+from kgqa.answers import mentions, text_candidates
+from kgqa.check import FaithfulnessChecker
 from kgqa.eval import metrics as M
-from kgqa.eval.faithfulness import FaithfulnessChecker, text_candidates
 from kgqa.llm.fake import ScriptedLLM
-from kgqa.pipeline.ground import AnswerGrounder, mentions, support_paths
+from kgqa.pipeline.ground import AnswerGrounder, support_paths
 from kgqa.pipeline.pipeline import KGRAGPipeline, PipelineParams
 from kgqa.types import Answer, AnswerEntity, Triple
 

@@ -1,0 +1,333 @@
+"""Benchmark runs and the paper's experiments as library calls (``kgqa eval`` renders them).
+
+- :func:`run_set`: one seeded sample of one question set, answered by one mode (``eval run``,
+  ``eval metaqa``), scored and checked, resumable;
+- :func:`grid`: Experiment 1, every N x K cell on seeded samples of each set;
+- :func:`ceiling_grid`: Experiment 1's retrieval ceiling (no LLM);
+- :func:`compare`: Experiment 2, several modes on the same seeded samples.
+
+Each takes the dataset, the question sets and the pieces it builds from an
+:class:`EvalFactory` (the pipeline per mode, the retriever, the graph reads of the
+faithfulness check), and returns typed results; run directories are named after the data
+folder (:func:`kgqa.eval.runner.run_name`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kgqa.check import FaithfulnessChecker, KBGraph
+from kgqa.errors import ConfigError, GraphUnavailable
+from kgqa.eval import metaqa
+from kgqa.eval.datasets import Dataset, GoldPath, Question, QuestionSet, sample
+from kgqa.eval.faithfulness import eval_checker, summarize
+from kgqa.eval.report import summary_rows
+from kgqa.eval.runner import (
+    GRAPH_MODES,
+    CeilingConfig,
+    Checker,
+    EvalConfig,
+    RunResult,
+    fingerprint,
+    run_ceiling,
+    run_eval,
+    run_name,
+)
+from kgqa.pipeline.base import QAPipeline, Retriever
+from kgqa.settings import Settings, as_dict
+
+# How qtype labels (qa_<split>_qtype.txt) become gold relation paths: by the benchmark whose
+# labels they are, or not at all.
+QTYPE_READERS: Mapping[str, GoldPath | None] = {"metaqa": metaqa.gold_path, "none": None}
+
+
+class EvalFactory(Protocol):
+    """What the experiments need of :class:`kgqa.factory.Factory`."""
+
+    settings: Settings
+
+    def pipeline(self, mode: str) -> QAPipeline: ...
+
+    def retriever(self) -> Retriever: ...
+
+    def rubric(self) -> KBGraph: ...
+
+    def close(self) -> None: ...
+
+
+def open_dataset(root: Path, qtypes: str = "metaqa") -> Dataset:
+    """The data folder, with its qtype labels read by ``qtypes`` (a :data:`QTYPE_READERS` key)."""
+    if qtypes not in QTYPE_READERS:
+        raise ConfigError(f"--qtypes must be one of {', '.join(QTYPE_READERS)}, not {qtypes!r}")
+    return Dataset.open(root, QTYPE_READERS[qtypes])
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The seeded sample of one question set, and the file it came from."""
+
+    qset: QuestionSet
+    seed: int
+    questions: list[Question]
+    # Relative to the data folder, and its sha256 prefix (part of the run's config).
+    data_file: str
+    fingerprint: str
+
+
+def load_sample(
+    dataset: Dataset, qset: QuestionSet, split: str, limit: int | None, seed: int
+) -> Sample:
+    path = dataset.question_file(qset, split)
+    questions = sample(dataset.load(qset, split), limit, seed)
+    return Sample(
+        qset, seed, questions, path.relative_to(dataset.root).as_posix(), fingerprint(path)
+    )
+
+
+@dataclass(frozen=True)
+class Table:
+    """Results grouped over seeds (:func:`kgqa.eval.report.summary_rows`): one row per
+    combination of ``keys``, with ``<metric>_mean`` and ``<metric>_std``."""
+
+    rows: list[dict[str, Any]]
+    keys: list[str]
+    metrics: list[str]
+
+
+def checker_for(factory: EvalFactory, dataset: Dataset) -> Checker:
+    """The faithfulness check against the graph, as :func:`run_eval`'s hook, with the
+    dataset's gold paths."""
+    try:
+        graph = factory.rubric()
+    except GraphUnavailable as e:
+        raise GraphUnavailable(
+            f"{e} (the faithfulness check reads the graph; --no-check skips it)"
+        ) from e
+    return eval_checker(FaithfulnessChecker(graph), dataset.gold_path)
+
+
+def with_faith(result: RunResult) -> dict[str, Any]:
+    """The run's aggregate with the faithfulness figures (mistake rate per answer entity,
+    questions with a mistake, omissions) of the records the check ran on."""
+    return {**result.aggregate, **summarize(result.records)}
+
+
+def _manifest(dataset: Dataset, settings: Settings) -> dict[str, Any]:
+    """What run.json keeps beside the config: where the data came from and, for the audit,
+    the settings that shape answers (connection details are not part of a result)."""
+    kb = dataset.kb_file()
+    data = as_dict(settings)
+    return {
+        "dataset": dataset.name,
+        "data_dir": str(dataset.root.resolve()),
+        "entity_names": str(kb.resolve()) if kb else None,
+        "settings": {k: data[k] for k in ("retrieval", "llm", "embed") if k in data},
+    }
+
+
+def _answer_config(
+    s: Sample, split: str, limit: int | None, mode: str, settings: Settings
+) -> EvalConfig:
+    return EvalConfig(
+        data_file=s.data_file,
+        hops=s.qset.hops,
+        split=split,
+        limit=limit,
+        seed=s.seed,
+        mode=mode,
+        n_hops=settings.retrieval.hops,
+        top_k=settings.retrieval.top_k,
+        model=settings.llm.model,
+        data_fingerprint=s.fingerprint,
+    )
+
+
+def run_set(
+    factory: EvalFactory,
+    dataset: Dataset,
+    qset: QuestionSet,
+    split: str,
+    *,
+    mode: str,
+    limit: int | None,
+    seed: int,
+    out: Path | None = None,
+    runs_dir: Path = Path("runs"),
+    check: bool = True,
+    ceiling: bool = True,
+    retry_errors: bool = False,
+    progress: bool = True,
+) -> RunResult:
+    """Answer the seeded sample of one set with ``mode`` into ``out`` (default:
+    ``runs_dir/<name from the config>``), resuming what is there. The result's aggregate
+    includes the faithfulness figures (:func:`with_faith`)."""
+    s = load_sample(dataset, qset, split, limit, seed)
+    config = _answer_config(s, split, limit, mode, factory.settings)
+    pipeline = factory.pipeline(mode)
+    retriever = factory.retriever() if mode in GRAPH_MODES and ceiling else None
+    result = run_eval(
+        pipeline,
+        s.questions,
+        out or runs_dir / run_name(config, dataset.name),
+        config,
+        retriever=retriever,
+        checker=checker_for(factory, dataset) if check else None,
+        entity_names=dataset.entity_names(),
+        retry_errors=retry_errors,
+        progress=progress,
+        extra_manifest=_manifest(dataset, factory.settings),
+    )
+    return dataclasses.replace(result, aggregate=with_faith(result))
+
+
+def _samples(
+    dataset: Dataset,
+    sets: Sequence[QuestionSet],
+    split: str,
+    limit: int | None,
+    seeds: Iterable[int],
+) -> list[Sample]:
+    """Every (set, seed) sample, loaded up front so that a missing file fails before any run."""
+    return [load_sample(dataset, q, split, limit, seed) for q in sets for seed in seeds]
+
+
+def _sorted(
+    rows: list[dict[str, Any]], sets: Sequence[QuestionSet], *rest: Callable[[dict[str, Any]], Any]
+) -> list[dict[str, Any]]:
+    order = {q.key: i for i, q in enumerate(sets)}
+    return sorted(rows, key=lambda r: (order[r["hops"]], *(f(r) for f in rest)))
+
+
+def grid(
+    factory_for: Callable[[int, int], EvalFactory],
+    dataset: Dataset,
+    sets: Sequence[QuestionSet],
+    split: str,
+    *,
+    limit: int,
+    seeds: Sequence[int],
+    n_values: Sequence[int],
+    k_values: Sequence[int],
+    mode: str,
+    out: Path,
+    check: bool = True,
+    progress: bool = True,
+) -> Table:
+    """Experiment 1: ``mode`` in every N x K cell (one factory, hence one model load, per
+    cell from ``factory_for(N, K)``) on every (set, seed) sample; mean ± std over seeds."""
+    samples = _samples(dataset, sets, split, limit, seeds)
+    names = dataset.entity_names()
+    results: list[dict[str, Any]] = []
+    for n in n_values:
+        for k in k_values:
+            with closing(factory_for(n, k)) as factory:
+                pipeline = factory.pipeline(mode)
+                checker = checker_for(factory, dataset) if check else None
+                for s in samples:
+                    config = _answer_config(s, split, limit, mode, factory.settings)
+                    run = run_eval(
+                        pipeline,
+                        s.questions,
+                        out / run_name(config, dataset.name),
+                        config,
+                        checker=checker,
+                        entity_names=names,
+                        progress=progress,
+                        extra_manifest=_manifest(dataset, factory.settings),
+                    )
+                    row = {"hops": s.qset.key, "seed": s.seed, "N": n, "K": k}
+                    results.append(row | with_faith(run))
+    keys, metrics = ["hops", "N", "K"], ["hit1_paper", "hit1_entity", "f1"]
+    rows = summary_rows(results, keys, metrics)
+    return Table(_sorted(rows, sets, lambda r: r["N"], lambda r: r["K"]), keys, metrics)
+
+
+def ceiling_grid(
+    factory: EvalFactory,
+    dataset: Dataset,
+    sets: Sequence[QuestionSet],
+    split: str,
+    *,
+    limit: int,
+    seeds: Sequence[int],
+    n_values: Sequence[int],
+    k_values: Sequence[int],
+    out: Path,
+    progress: bool = True,
+) -> Table:
+    """Experiment 1's retrieval ceiling: gold among the candidates (each N) and their top-K
+    (each K) on every (set, seed) sample, no LLM; one run directory per set and seed."""
+    retriever = factory.retriever()
+    results: list[dict[str, Any]] = []
+    for s in _samples(dataset, sets, split, limit, seeds):
+        config = CeilingConfig(
+            s.data_file, s.qset.hops, split, limit, s.seed, tuple(n_values), tuple(k_values),
+            s.fingerprint,
+        )  # fmt: skip
+        run = run_ceiling(
+            retriever,
+            s.questions,
+            out / run_name(config, dataset.name),
+            config,
+            progress=progress,
+            extra_manifest=_manifest(dataset, factory.settings),
+        )
+        for n, cell in run.aggregate["by_n"].items():
+            row = {
+                "hops": s.qset.key,
+                "seed": s.seed,
+                "N": int(n),
+                "n": run.aggregate["n"],
+                "in_candidates": cell["in_candidates"],
+            }
+            for k, v in cell["in_top_k"].items():
+                results.append({**row, "K": int(k), "in_top_k": v})
+    keys, metrics = ["hops", "N", "K"], ["in_candidates", "in_top_k"]
+    rows = summary_rows(results, keys, metrics)
+    return Table(_sorted(rows, sets, lambda r: r["N"], lambda r: r["K"]), keys, metrics)
+
+
+def compare(
+    factory: EvalFactory,
+    dataset: Dataset,
+    sets: Sequence[QuestionSet],
+    split: str,
+    *,
+    limit: int,
+    seeds: Sequence[int],
+    modes: Sequence[str],
+    out: Path,
+    check: bool = True,
+    progress: bool = True,
+) -> Table:
+    """Experiment 2: every mode on the same (set, seed) samples, with one factory so that the
+    models load once; mean ± std over seeds per set and mode."""
+    pipelines = {m: factory.pipeline(m) for m in modes}
+    retriever = factory.retriever() if GRAPH_MODES & set(modes) else None
+    checker = checker_for(factory, dataset) if check else None
+    names = dataset.entity_names()
+    results: list[dict[str, Any]] = []
+    for s in _samples(dataset, sets, split, limit, seeds):
+        for m in modes:
+            config = _answer_config(s, split, limit, m, factory.settings)
+            run = run_eval(
+                pipelines[m],
+                s.questions,
+                out / run_name(config, dataset.name),
+                config,
+                retriever=retriever,
+                checker=checker,
+                entity_names=names,
+                progress=progress,
+                extra_manifest=_manifest(dataset, factory.settings),
+            )
+            results.append({"hops": s.qset.key, "seed": s.seed, "mode": m} | with_faith(run))
+    keys = ["hops", "mode"]
+    metrics = ["hit1_paper", "hit1_entity", "f1", "mistake_rate", "omissions", "seconds_median"]
+    rows = summary_rows(results, keys, metrics)
+    return Table(_sorted(rows, sets, lambda r: list(modes).index(r["mode"])), keys, metrics)
