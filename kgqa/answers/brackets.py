@@ -1,5 +1,5 @@
-"""``[Bracketed]`` names: how a question marks its topic entities (MetaQA's convention, which
-``kgqa ask`` accepts for any graph)."""
+"""``[Bracketed]`` names: how a question marks its topic entities (in ``kgqa ask`` and in the
+benchmarks' question files)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Name spans in free text: the phrases that could name a KB entity, found without the KB
 (capitalized runs, quoted and bracketed spans), then kept or dropped by one batched look-up.
 
-The words that mark a name are generic English; a KB's own words that start sentences more
-often than they name an entity (a movie KB's "Film") come from the caller (``stop_words``).
+The words that never make a name alone are generic English; a KB's own words that its prose
+capitalizes far more often than they name an entity come from the caller (``stop_words``).
 """
 
 from __future__ import annotations

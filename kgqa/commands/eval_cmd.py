@@ -175,6 +175,13 @@ _sets = click.option(
     "sets_text",
     help="Question sets, e.g. 1,2,3, 2 or 1,conj (default: every set the data folder has).",
 )
+_runs_folder = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="Parent folder of the run directories.",
+)
 _one_run = _options(
     click.option("--limit", type=click.IntRange(min=1), help="Seeded sample size (default: all)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Sample seed."),
@@ -312,13 +319,7 @@ def metaqa(ctx: click.Context, hops: int, **options: Any) -> None:
     is_flag=True,
     help="Only the retrieval ceiling (gold among candidates and top-K): no LLM.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs"),
-    show_default=True,
-    help="Parent folder of the run directories.",
-)
+@_runs_folder
 @_qtypes
 @_no_check
 @click.pass_context
@@ -344,21 +345,15 @@ def grid(
     from kgqa.eval import experiments
 
     dataset = experiments.open_dataset(resolve_data(data), qtypes)
-    sets = parse_sets(sets_text, dataset)
-    seed_list = parse_ints(seeds, "--seeds")
-    ns, ks = parse_ints(n_values, "--n-values"), parse_ints(k_values, "--k-values")
     limit = limit or (DEFAULT_CEILING_LIMIT if ceiling_only else DEFAULT_LLM_LIMIT)
-    grid_options: dict[str, Any] = {
-        "limit": limit,
-        "seeds": seed_list,
-        "n_values": ns,
-        "k_values": ks,
-        "out": out,
-    }
+    samples = experiments.Samples(
+        dataset, parse_sets(sets_text, dataset), split, limit, parse_ints(seeds, "--seeds")
+    )
+    ns, ks = parse_ints(n_values, "--n-values"), parse_ints(k_values, "--k-values")
     if ceiling_only:
         with _factory(settings_from(ctx)) as factory:
             table = experiments.ceiling_grid(
-                factory, dataset, sets, split, progress=not no_progress, **grid_options
+                factory, samples, n_values=ns, k_values=ks, out=out, progress=not no_progress
             )
     else:
         from kgqa.factory import Factory
@@ -369,13 +364,13 @@ def grid(
 
         table = experiments.grid(
             factory_for,
-            dataset,
-            sets,
-            split,
+            samples,
+            n_values=ns,
+            k_values=ks,
             mode=mode,
+            out=out,
             check=not no_check,
             progress=not no_progress,
-            **grid_options,
         )
     _echo_table(table, as_json)
 
@@ -403,13 +398,7 @@ def grid(
 @click.option(
     "--top-k", type=click.IntRange(min=1), help="K for the graph modes (default: settings)."
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("runs"),
-    show_default=True,
-    help="Parent folder of the run directories.",
-)
+@_runs_folder
 @_qtypes
 @_no_check
 @click.pass_context
@@ -438,16 +427,12 @@ def compare(
     if bad_modes := [m for m in mode_list if m not in MODES]:
         raise click.BadParameter(f"{bad_modes}: modes are {', '.join(MODES)}", param_hint="--modes")
     dataset = experiments.open_dataset(resolve_data(data), qtypes)
-    sets = parse_sets(sets_text, dataset)
+    samples = experiments.Samples(dataset, parse_sets(sets_text, dataset), split, limit, seed_list)
     overrides = {"retrieval.hops": n_hops, "retrieval.top_k": top_k, "llm.model": model}
     with _factory(settings_from(ctx, overrides)) as factory:
         table = experiments.compare(
             factory,
-            dataset,
-            sets,
-            split,
-            limit=limit,
-            seeds=seed_list,
+            samples,
             modes=mode_list,
             out=out,
             check=not no_check,

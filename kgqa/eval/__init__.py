@@ -1,5 +1,7 @@
-"""Benchmarks: MetaQA question files and seeded samples (:mod:`.metaqa`), answer metrics
-(:mod:`.metrics`), resumable runs (:mod:`.runner`) and reports with charts (:mod:`.report`).
+"""Benchmarks: data folders in MetaQA's layout and seeded samples (:mod:`.datasets`), what only
+MetaQA has (:mod:`.metaqa`: its qtype paths), answer metrics (:mod:`.metrics`), resumable runs
+(:mod:`.runner`), the faithfulness check in runs (:mod:`.faithfulness`), the experiments
+(:mod:`.experiments`) and reports with charts (:mod:`.report`).
 
 Nothing heavy is imported here; matplotlib loads only when a chart is drawn.
 """

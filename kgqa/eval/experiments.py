@@ -15,7 +15,7 @@ folder (:func:`kgqa.eval.runner.run_name`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,21 +130,41 @@ def _manifest(dataset: Dataset, settings: Settings) -> dict[str, Any]:
     }
 
 
-def _answer_config(
-    s: Sample, split: str, limit: int | None, mode: str, settings: Settings
-) -> EvalConfig:
-    return EvalConfig(
+def _answer(
+    factory: EvalFactory,
+    dataset: Dataset,
+    s: Sample,
+    split: str,
+    limit: int | None,
+    pipeline: QAPipeline,
+    runs: Path,
+    out: Path | None = None,
+    **options: Any,
+) -> RunResult:
+    """One answer run of one sample (into ``out``, default ``runs/<name from the config>``),
+    its aggregate with the faithfulness figures. ``options`` go to :func:`run_eval`."""
+    settings = factory.settings
+    config = EvalConfig(
         data_file=s.data_file,
         hops=s.qset.hops,
         split=split,
         limit=limit,
         seed=s.seed,
-        mode=mode,
+        mode=pipeline.mode,
         n_hops=settings.retrieval.hops,
         top_k=settings.retrieval.top_k,
         model=settings.llm.model,
         data_fingerprint=s.fingerprint,
     )
+    result = run_eval(
+        pipeline,
+        s.questions,
+        out or runs / run_name(config, dataset.name),
+        config,
+        extra_manifest=_manifest(dataset, settings),
+        **options,
+    )
+    return dataclasses.replace(result, aggregate=with_faith(result))
 
 
 def run_set(
@@ -167,50 +187,61 @@ def run_set(
     ``runs_dir/<name from the config>``), resuming what is there. The result's aggregate
     includes the faithfulness figures (:func:`with_faith`)."""
     s = load_sample(dataset, qset, split, limit, seed)
-    config = _answer_config(s, split, limit, mode, factory.settings)
-    pipeline = factory.pipeline(mode)
-    retriever = factory.retriever() if mode in GRAPH_MODES and ceiling else None
-    result = run_eval(
-        pipeline,
-        s.questions,
-        out or runs_dir / run_name(config, dataset.name),
-        config,
-        retriever=retriever,
+    return _answer(
+        factory,
+        dataset,
+        s,
+        split,
+        limit,
+        factory.pipeline(mode),
+        runs_dir,
+        out,
+        retriever=factory.retriever() if mode in GRAPH_MODES and ceiling else None,
         checker=checker_for(factory, dataset) if check else None,
         entity_names=dataset.entity_names(),
         retry_errors=retry_errors,
         progress=progress,
-        extra_manifest=_manifest(dataset, factory.settings),
     )
-    return dataclasses.replace(result, aggregate=with_faith(result))
 
 
-def _samples(
-    dataset: Dataset,
+@dataclass(frozen=True)
+class Samples:
+    """The questions of an experiment: the seeded sample of ``limit`` questions of each set
+    of ``dataset``, for each seed."""
+
+    dataset: Dataset
+    sets: Sequence[QuestionSet]
+    split: str
+    limit: int | None
+    seeds: Sequence[int]
+
+    def load(self) -> list[Sample]:
+        """Every (set, seed) sample, loaded up front so that a missing file fails before any
+        run."""
+        return [
+            load_sample(self.dataset, q, self.split, self.limit, seed)
+            for q in self.sets
+            for seed in self.seeds
+        ]
+
+
+def _table(
+    results: Sequence[Mapping[str, Any]],
     sets: Sequence[QuestionSet],
-    split: str,
-    limit: int | None,
-    seeds: Iterable[int],
-) -> list[Sample]:
-    """Every (set, seed) sample, loaded up front so that a missing file fails before any run."""
-    return [load_sample(dataset, q, split, limit, seed) for q in sets for seed in seeds]
-
-
-def _sorted(
-    rows: list[dict[str, Any]], sets: Sequence[QuestionSet], *rest: Callable[[dict[str, Any]], Any]
-) -> list[dict[str, Any]]:
+    keys: list[str],
+    metrics: list[str],
+    then: Callable[[dict[str, Any]], Any],
+) -> Table:
+    """The per-run results grouped over seeds, rows in the order of ``sets``, then ``then``."""
     order = {q.key: i for i, q in enumerate(sets)}
-    return sorted(rows, key=lambda r: (order[r["hops"]], *(f(r) for f in rest)))
+    rows = summary_rows(results, keys, metrics)
+    return Table(sorted(rows, key=lambda r: (order[r["hops"]], then(r))), keys, metrics)
 
 
 def grid(
     factory_for: Callable[[int, int], EvalFactory],
-    dataset: Dataset,
-    sets: Sequence[QuestionSet],
-    split: str,
+    samples: Samples,
     *,
-    limit: int,
-    seeds: Sequence[int],
     n_values: Sequence[int],
     k_values: Sequence[int],
     mode: str,
@@ -220,7 +251,8 @@ def grid(
 ) -> Table:
     """Experiment 1: ``mode`` in every N x K cell (one factory, hence one model load, per
     cell from ``factory_for(N, K)``) on every (set, seed) sample; mean ± std over seeds."""
-    samples = _samples(dataset, sets, split, limit, seeds)
+    dataset, split = samples.dataset, samples.split
+    loaded = samples.load()
     names = dataset.entity_names()
     results: list[dict[str, Any]] = []
     for n in n_values:
@@ -228,33 +260,19 @@ def grid(
             with closing(factory_for(n, k)) as factory:
                 pipeline = factory.pipeline(mode)
                 checker = checker_for(factory, dataset) if check else None
-                for s in samples:
-                    config = _answer_config(s, split, limit, mode, factory.settings)
-                    run = run_eval(
-                        pipeline,
-                        s.questions,
-                        out / run_name(config, dataset.name),
-                        config,
-                        checker=checker,
-                        entity_names=names,
-                        progress=progress,
-                        extra_manifest=_manifest(dataset, factory.settings),
-                    )
+                for s in loaded:
+                    run = _answer(factory, dataset, s, split, samples.limit, pipeline, out,
+                                  checker=checker, entity_names=names, progress=progress)  # fmt: skip
                     row = {"hops": s.qset.key, "seed": s.seed, "N": n, "K": k}
-                    results.append(row | with_faith(run))
-    keys, metrics = ["hops", "N", "K"], ["hit1_paper", "hit1_entity", "f1"]
-    rows = summary_rows(results, keys, metrics)
-    return Table(_sorted(rows, sets, lambda r: r["N"], lambda r: r["K"]), keys, metrics)
+                    results.append(row | run.aggregate)
+    metrics = ["hit1_paper", "hit1_entity", "f1"]
+    return _table(results, samples.sets, ["hops", "N", "K"], metrics, lambda r: (r["N"], r["K"]))
 
 
 def ceiling_grid(
     factory: EvalFactory,
-    dataset: Dataset,
-    sets: Sequence[QuestionSet],
-    split: str,
+    samples: Samples,
     *,
-    limit: int,
-    seeds: Sequence[int],
     n_values: Sequence[int],
     k_values: Sequence[int],
     out: Path,
@@ -264,10 +282,11 @@ def ceiling_grid(
     (each K) on every (set, seed) sample, no LLM; one run directory per set and seed."""
     retriever = factory.retriever()
     results: list[dict[str, Any]] = []
-    for s in _samples(dataset, sets, split, limit, seeds):
+    dataset = samples.dataset
+    for s in samples.load():
         config = CeilingConfig(
-            s.data_file, s.qset.hops, split, limit, s.seed, tuple(n_values), tuple(k_values),
-            s.fingerprint,
+            s.data_file, s.qset.hops, samples.split, samples.limit, s.seed, tuple(n_values),
+            tuple(k_values), s.fingerprint,
         )  # fmt: skip
         run = run_ceiling(
             retriever,
@@ -287,19 +306,14 @@ def ceiling_grid(
             }
             for k, v in cell["in_top_k"].items():
                 results.append({**row, "K": int(k), "in_top_k": v})
-    keys, metrics = ["hops", "N", "K"], ["in_candidates", "in_top_k"]
-    rows = summary_rows(results, keys, metrics)
-    return Table(_sorted(rows, sets, lambda r: r["N"], lambda r: r["K"]), keys, metrics)
+    metrics = ["in_candidates", "in_top_k"]
+    return _table(results, samples.sets, ["hops", "N", "K"], metrics, lambda r: (r["N"], r["K"]))
 
 
 def compare(
     factory: EvalFactory,
-    dataset: Dataset,
-    sets: Sequence[QuestionSet],
-    split: str,
+    samples: Samples,
     *,
-    limit: int,
-    seeds: Sequence[int],
     modes: Sequence[str],
     out: Path,
     check: bool = True,
@@ -309,25 +323,18 @@ def compare(
     models load once; mean ± std over seeds per set and mode."""
     pipelines = {m: factory.pipeline(m) for m in modes}
     retriever = factory.retriever() if GRAPH_MODES & set(modes) else None
-    checker = checker_for(factory, dataset) if check else None
+    checker = checker_for(factory, samples.dataset) if check else None
+    dataset = samples.dataset
     names = dataset.entity_names()
     results: list[dict[str, Any]] = []
-    for s in _samples(dataset, sets, split, limit, seeds):
+    for s in samples.load():
         for m in modes:
-            config = _answer_config(s, split, limit, m, factory.settings)
-            run = run_eval(
-                pipelines[m],
-                s.questions,
-                out / run_name(config, dataset.name),
-                config,
-                retriever=retriever,
-                checker=checker,
-                entity_names=names,
-                progress=progress,
-                extra_manifest=_manifest(dataset, factory.settings),
-            )
-            results.append({"hops": s.qset.key, "seed": s.seed, "mode": m} | with_faith(run))
-    keys = ["hops", "mode"]
+            run = _answer(factory, dataset, s, samples.split, samples.limit, pipelines[m], out,
+                          retriever=retriever, checker=checker, entity_names=names,
+                          progress=progress)  # fmt: skip
+            results.append({"hops": s.qset.key, "seed": s.seed, "mode": m} | run.aggregate)
     metrics = ["hit1_paper", "hit1_entity", "f1", "mistake_rate", "omissions", "seconds_median"]
-    rows = summary_rows(results, keys, metrics)
-    return Table(_sorted(rows, sets, lambda r: list(modes).index(r["mode"])), keys, metrics)
+    order = list(modes)
+    return _table(
+        results, samples.sets, ["hops", "mode"], metrics, lambda r: order.index(r["mode"])
+    )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
-from test_eval_fakes import DATA, FakeFactory
+from test_eval_fakes import BAND_ANSWERS, BANDS, DATA, FakeFactory
 
 from kgqa.commands import eval_cmd
 from kgqa.errors import ConfigError
@@ -132,7 +133,7 @@ def test_bad_lists_are_usage_errors():
     assert result.exit_code == 2 and "0-9" in result.output
 
 
-@pytest.mark.parametrize("name", ["metaqa", "grid", "compare", "report"])
+@pytest.mark.parametrize("name", ["run", "metaqa", "grid", "compare", "report"])
 def test_every_command_has_help(name):
     command = eval_cmd.eval.commands[name]
     assert command.help and command.help.strip()
@@ -150,3 +151,113 @@ def test_eval_is_registered_on_the_kgqa_command():
     from kgqa.cli import cli
 
     assert cli.commands["eval"] is eval_cmd.eval
+
+
+def test_qtype_choices_match_the_library():
+    from kgqa.eval.experiments import QTYPE_READERS
+
+    assert tuple(QTYPE_READERS) == eval_cmd.QTYPES
+
+
+# -- any dataset in MetaQA's layout (tests/fixtures/eval/bands: invented, not movies) ----------
+
+
+@pytest.fixture
+def bands(monkeypatch):
+    """The fake factory stands for the bands data folder: its KB and its answers."""
+    monkeypatch.setattr(FakeFactory, "kb", BANDS / "kb.txt")
+    monkeypatch.setattr(FakeFactory, "answers", BAND_ANSWERS)
+
+
+def _records(run_dir):
+    return [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+
+
+def test_run_on_a_conj_set_passes_every_entity_and_names_the_run_after_the_data(tmp_path, bands):
+    result = _run("run", "--data", str(BANDS), "--set", "conj", "--mode", "kaping", "--json",
+                  "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    agg = json.loads(result.stdout)
+    assert (agg["n"], agg["errors"], agg["hit1_entity"]) == (4, 0, 1.0)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name == "bands-conj-dev-kaping-N3-K30-qwen2.5-coder-1.5b-s0-all"
+    assert agg["run_dir"] == str(Path("runs") / run.name)
+    (factory,) = FakeFactory.built
+    assert factory.pipelines[0].entities == [
+        ("Aster City", "Dune Rock"),
+        ("Ida Vale", "Bo Renn"),
+        ("Cello", "Copper Owls"),
+        ("Glass Jazz", "Port Selby"),
+    ]
+    first = _records(run)[0]
+    assert first["entities"] == ["Aster City", "Dune Rock"] and first["hops"] is None
+    assert first["answer"]["entities"] == ["Aster City", "Dune Rock"]  # the answer document
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["config"]["data_file"] == "conj/qa_dev.txt"
+    assert manifest["config"]["hops"] is None and manifest["dataset"] == "bands"
+    assert manifest["entity_names"].endswith("bands/kb.txt")
+    # Checked against the data folder's graph: every answer is one triple from both topics.
+    assert agg["checked"] == 4 and agg["mistakes_total"] == 0 and agg["mistake_rate"] == 0.0
+    assert "metaqa" not in run.name
+
+
+def test_run_reads_qtype_labels_only_when_told_how(tmp_path, bands):
+    base = ["run", "--data", str(BANDS), "--set", "2", "--mode", "kgrag", "--json", "--no-progress"]
+    # The 2-hop labels are the dataset's own, not MetaQA's: read as MetaQA's (the default),
+    # each question records why it was not checked; the run itself goes on.
+    labels = _run(*base, "--out", "labels")
+    assert labels.exit_code == 0, labels.output
+    assert "checked" not in json.loads(labels.stdout)
+    errors = {r["metrics"].get("faith_error", "") for r in _records(tmp_path / "labels")}
+    assert all("unknown MetaQA qtype" in e for e in errors) and len(errors) == 4
+    # --qtypes none: checked without a gold path (no omissions), mistakes found.
+    plain = _run(*base, "--qtypes", "none", "--out", "plain")
+    assert plain.exit_code == 0, plain.output
+    agg = json.loads(plain.stdout)
+    assert (agg["n"], agg["hit1_entity"], agg["hit1_paper"]) == (4, 1.0, 0.75)
+    assert agg["checked"] == 4 and "omissions" not in agg
+    last = _records(tmp_path / "plain")[3]
+    assert last["qtype"] == "genre_to_band_to_city"
+    spans = {(m["stage"], m["span"], m["reason"]) for m in last["metrics"]["faith"]["mistakes"]}
+    assert spans == {("answer", "Atlantis", "not in KB"), ("sub-answer 1", "Atlantis", "not in KB")}
+    assert agg["mistakes_total"] == 2 and agg["questions_with_mistakes"] == 0.25
+
+
+def test_run_on_a_missing_set_names_the_sets_there(bands):
+    result = _run("run", "--data", str(BANDS), "--set", "3-hop")
+    assert isinstance(result.exception, ConfigError)
+    assert "question sets there: 1-hop, 2-hop, conj" in str(result.exception)
+
+
+def test_compare_and_grid_cover_every_set_of_a_dataset_and_report_them(tmp_path, monkeypatch):
+    # MetaQA's fixture first, then the bands dataset into the same runs/ folder.
+    args = ["compare", "--modes", "kgrag,llm", "--limit", "2", "--json", "--no-progress"]
+    assert _run(*args, "--data", str(DATA), "--hops", "1").exit_code == 0
+    monkeypatch.setattr(FakeFactory, "kb", BANDS / "kb.txt")
+    monkeypatch.setattr(FakeFactory, "answers", BAND_ANSWERS)
+    result = _run(*args, "--data", str(BANDS), "--qtypes", "none")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [(r["hops"], r["mode"]) for r in rows] == [
+        (1, "kgrag"), (1, "llm"), (2, "kgrag"), (2, "llm"), ("conj", "kgrag"), ("conj", "llm"),
+    ]  # fmt: skip
+    assert all(r["n"] == 2 for r in rows)
+    ceiling = _run("grid", "--data", str(BANDS), "--hops", "1,conj", "--ceiling-only", "--limit",
+                   "3", "--n-values", "1", "--k-values", "2", "--json", "--no-progress")  # fmt: skip
+    assert ceiling.exit_code == 0, ceiling.output
+    cells = json.loads(ceiling.stdout)
+    assert [(r["hops"], r["N"], r["K"]) for r in cells] == [(1, 1, 2), ("conj", 1, 2)]
+    assert cells[1]["in_candidates_mean"] == 1.0  # conj gold is one hop from both entities
+    names = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert sum(n.startswith("bands-") for n in names) == 8
+    assert sum(n.startswith("metaqa-") for n in names) == 2
+    assert "bands-conj-dev-ceiling-s0-n3" in names
+    rep = CliRunner().invoke(eval_cmd.eval, ["report", "runs", "--out", "rep"])
+    assert rep.exit_code == 0, rep.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    # Two datasets: a data column, and each set named with its dataset.
+    assert "| data | hops | mode | N | K |" in md
+    assert "| bands | conj | kgrag |" in md
+    assert "| mode | bands 1-hop | bands 2-hop | bands conj | metaqa 1-hop |" in md
+    assert "**bands conj, dev, seeds 0, 3 questions**" in md
+    assert (tmp_path / "rep" / "fig5_ceiling.png").is_file()

@@ -26,6 +26,8 @@ pytestmark = pytest.mark.unit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eval"
 DATA = FIXTURES / "metaqa"
+# A dataset in MetaQA's layout that is not about movies, with a conj/ set (its README).
+BANDS = FIXTURES / "bands"
 
 
 def kb_triples(path: Path = DATA / "kb.txt") -> list[Triple]:
@@ -156,9 +158,11 @@ class FakePipeline:
         self.fail_on = set(fail_on)
         self.n_hops, self.top_k = n_hops, top_k
         self.calls: list[str] = []
+        self.entities: list[tuple[str, ...]] = []
 
     def answer(self, question: str, entities: Sequence[str]) -> Answer:
         self.calls.append(question)
+        self.entities.append(tuple(entities))
         if self.interrupt_on is not None and len(self.calls) == self.interrupt_on:
             raise KeyboardInterrupt
         if question in self.fail_on:
@@ -199,6 +203,25 @@ GOOD_ANSWERS = {
     "the films directed by [Alex Proyas] were released in which years": "1998",
     "what languages are the films directed by [Wim Wenders] in": "German",
     "which years were the movies starred by [Keira Knightley] released": "2005, 2007",
+}
+
+
+# Answers for the bands fixture: right, a verbose list, a wrong one (Drums), an omission
+# (Dune Rock) and a hallucination (Atlantis).
+BAND_ANSWERS = {
+    "where was [Lumen Quartet] formed": "Aster City",
+    "which genre does [Night Ferns] play": "Glass Jazz",
+    "who are the members of [Copper Owls]": "Mara Quill and Ida Vale",
+    "what instrument does [Tomas Hale] play": "Drums",
+    "which bands were formed in [Aster City]": "Lumen Quartet, Copper Owls",
+    "which country was [Lumen Quartet] formed in": "Veloria",
+    "what instruments do the members of [Copper Owls] play": "Cello",
+    "which genres do the bands of [Ida Vale] play": "Glass Jazz",
+    "which cities were the bands playing [Glass Jazz] formed in": "Aster City, Atlantis",
+    "which band formed in [Aster City] plays [Dune Rock]": "Copper Owls",
+    "which band does [Ida Vale] share with [Bo Renn]": "Lumen Quartet",
+    "who plays [Cello] in [Copper Owls]": "Mara Quill",
+    "which band plays [Glass Jazz] and was formed in [Port Selby]": "Night Ferns",
 }
 
 

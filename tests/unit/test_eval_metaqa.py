@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_eval_fakes import DATA
+from test_eval_fakes import BANDS, DATA
 
 from kgqa.errors import ConfigError, KBFormatError
 from kgqa.eval import datasets
@@ -93,3 +93,48 @@ def test_entity_names_from_kb():
     names = datasets.read_entity_names(DATA / "kb.txt")
     assert {"Paris, Texas", "clint eastwood", "Clint Eastwood", "1998"} <= names
     assert "directed_by" not in names
+
+
+# -- any dataset in the layout ----------------------------------------------------------------
+
+
+def test_question_sets_are_the_folders_a_data_folder_has(tmp_path):
+    assert [s.name for s in datasets.Dataset(BANDS).sets()] == ["1-hop", "2-hop", "conj"]
+    assert [s.name for s in datasets.Dataset(DATA).sets()] == ["1-hop", "2-hop"]
+    (tmp_path / "10-hop").mkdir()
+    (tmp_path / "10-hop" / "qa_dev.txt").write_text("q [X]\tY\n")
+    (tmp_path / "2-hop").mkdir()
+    (tmp_path / "2-hop" / "qa_dev.txt").write_text("q [X]\tY\n")
+    (tmp_path / "empty-hop").mkdir()
+    (tmp_path / "3-hop").mkdir()  # no question file: not a set
+    assert [s.name for s in datasets.Dataset(tmp_path).sets()] == ["2-hop", "10-hop"]
+    assert datasets.Dataset(BANDS).name == "bands"
+
+
+def test_question_set_names():
+    two = datasets.QuestionSet.named("2")
+    assert two == datasets.QuestionSet.named("2-hop") == datasets.QuestionSet("2-hop", 2)
+    assert (two.key, two.slug) == (2, "2hop")
+    conj = datasets.QuestionSet.named("conj")
+    assert (conj.hops, conj.key, conj.slug) == (None, "conj", "conj")
+    with pytest.raises(ConfigError, match="not a question set"):
+        datasets.QuestionSet.named("../x")
+
+
+def test_conj_questions_carry_every_entity_and_no_hop_count():
+    qs = datasets.Dataset(BANDS).load(datasets.QuestionSet.named("conj"), "dev")
+    assert [q.entities for q in qs][:2] == [("Aster City", "Dune Rock"), ("Ida Vale", "Bo Renn")]
+    assert all(q.hops is None and q.qtype is None for q in qs)
+    assert qs[0].plain_text == "which band formed in Aster City plays Dune Rock"
+    assert qs[2].answers == ("Mara Quill", "Ida Vale")
+
+
+def test_an_entity_named_twice_is_one_topic_entity():
+    q = datasets.parse_line("is [A] older than [ B ] or [A]\tA", 1)
+    assert q.entities == ("A", "B")
+
+
+def test_entity_names_come_from_the_data_folders_kb():
+    names = datasets.Dataset(BANDS).entity_names()
+    assert names is not None and {"lumen quartet", "veloria", "cello"} <= names
+    assert datasets.Dataset(BANDS / "conj").entity_names() is None  # no kb.txt there

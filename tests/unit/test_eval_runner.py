@@ -177,3 +177,8 @@ def test_run_name_spells_the_config():
     assert runner.run_name(_config(limit=30, model="/x/y/Model-Q4.gguf"), "metaqa") == (
         "metaqa-1hop-dev-kgrag-N2-K5-Model-Q4-s0-n30"
     )
+    # Another dataset: its folder's name, and a set without a hop count by its folder.
+    conj = _config(data_file="conj/qa_dev.txt", hops=None, limit=None)
+    assert runner.run_name(conj, "wc 2014") == "wc-2014-conj-dev-kgrag-N2-K5-fake-s0-all"
+    ceiling = runner.CeilingConfig("conj/qa_dev.txt", None, "dev", 3, 1)
+    assert runner.run_name(ceiling, "bands") == "bands-conj-dev-ceiling-s1-n3"
