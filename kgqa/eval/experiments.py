@@ -6,10 +6,11 @@
 - :func:`ceiling_grid`: Experiment 1's retrieval ceiling (no LLM);
 - :func:`compare`: Experiment 2, several modes on the same seeded samples.
 
-Each takes the dataset, the question sets and the pieces it builds from an
-:class:`EvalFactory` (the pipeline per mode, the retriever, the graph reads of the
-faithfulness check), and returns typed results; run directories are named after the data
-folder (:func:`kgqa.eval.runner.run_name`).
+Each takes the questions (one set of a :class:`~kgqa.eval.datasets.Dataset`, or
+:class:`Samples`: sets x seeds) and an :class:`EvalFactory` that builds the rest (the pipeline
+per mode, the retriever, the graph reads of the faithfulness check), and returns typed results
+(a :class:`~kgqa.eval.runner.RunResult` or a :class:`Table`); run directories are named after
+the data folder (:func:`kgqa.eval.runner.run_name`).
 """
 
 from __future__ import annotations

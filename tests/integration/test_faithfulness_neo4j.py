@@ -16,7 +16,7 @@ from kgqa.check import FaithfulnessChecker
 from kgqa.eval.metaqa import metaqa_path
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import Neo4jStore
-from kgqa.graph.paths import Neo4jRubric, PathStep, walk_path
+from kgqa.graph.paths import PathStep, walk_path
 from kgqa.graph.queries import query
 from kgqa.loaders.base import triple_id
 from kgqa.loaders.metaqa import parse_lines, read
@@ -48,7 +48,7 @@ def graph(neo4j_driver: neo4j.Driver, neo4j_settings: Settings) -> Iterator[neo4
 
 @pytest.fixture
 def checker(graph: neo4j.Driver, neo4j_settings: Settings) -> FaithfulnessChecker:
-    return FaithfulnessChecker(Neo4jRubric(graph, neo4j_settings.neo4j.database))
+    return FaithfulnessChecker(Neo4jStore(graph, neo4j_settings.neo4j.database))
 
 
 def sample_questions() -> list[tuple[int, str, list[str], list[str]]]:
@@ -159,7 +159,7 @@ def test_graph_mode_support_triples(checker: FaithfulnessChecker) -> None:
 
 
 def test_rubric_reads(graph: neo4j.Driver, neo4j_settings: Settings) -> None:
-    rubric = Neo4jRubric(graph, neo4j_settings.neo4j.database)
+    rubric = Neo4jStore(graph, neo4j_settings.neo4j.database)
     assert rubric.exact(["Odd Movie", "odd movie", "Nobody"]) == {"Odd Movie"}
     assert rubric.case_insensitive(["ODD MOVIE"]) == {"odd movie": ["Odd Movie"]}
     # The relation travels as a parameter: an odd name is matched, not spliced.
@@ -199,7 +199,7 @@ def test_free_text_answers_are_grounded_in_real_nodes(
     from kgqa.answers import text_candidates
     from kgqa.pipeline.ground import AnswerGrounder
 
-    rubric = Neo4jRubric(graph, neo4j_settings.neo4j.database)
+    rubric = Neo4jStore(graph, neo4j_settings.neo4j.database)
     ids = rubric.node_ids(["Joel Zwick", "Greek", "No Such Entity", "joel zwick"])
     assert set(ids) == {"Joel Zwick", "Greek"}  # exact names only
     movie = "My Big Fat Greek Wedding"
