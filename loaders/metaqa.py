@@ -2,57 +2,105 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kgqa.errors import KBFormatError
-from kgqa.loaders import register
-from kgqa.loaders.base import ParsedKB, RawTriple, triple_id
+from kgqa.loaders import ReadOptions, register
+from kgqa.loaders.base import (
+    LineKB,
+    ParsedKB,
+    Problem,
+    RawTriple,
+    ReadStats,
+    empty_fields,
+    triple_id,
+    triple_problem,
+)
 
 
-def parse_lines(lines: list[bytes], path: str = "<memory>") -> ParsedKB:
-    """Parse raw lines. Tolerated: a UTF-8 BOM, CRLF endings, blank lines, exact duplicates.
-    Reported as problems: non-UTF-8 bytes, a field count other than 3, empty fields, and a
-    triple id that collides with a different triple."""
-    kb = ParsedKB(path=path)
-    by_id: dict[int, RawTriple] = {}
+def line_records(lines: Iterable[bytes], stats: ReadStats) -> Iterator[RawTriple | Problem]:
+    """Triples and problems of raw lines, in order. Tolerated: a UTF-8 BOM, CRLF endings,
+    blank lines. Problems: non-UTF-8 bytes, a field count other than 3, empty fields, values
+    Neo4j would refuse (:func:`~kgqa.loaders.base.triple_problem`)."""
     for number, raw in enumerate(lines, start=1):
-        kb.lines_read += 1
+        stats.lines_read += 1
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         raw = raw.rstrip(b"\r\n")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            kb.problems.append((number, f"not valid UTF-8 (byte {e.start})"))
+            yield (number, f"not valid UTF-8 (byte {e.start})")
             continue
         if not text.strip():
-            kb.blank_lines += 1
+            stats.blank_lines += 1
             continue
         fields = [f.strip() for f in text.split("|")]
         if len(fields) != 3:
-            kb.problems.append((number, f"expected 3 fields separated by '|', found {len(fields)}"))
+            yield (number, f"expected 3 fields separated by '|', found {len(fields)}")
             continue
         subject, relation, obj = fields
-        empty = [n for n, v in zip(("subject", "relation", "object"), fields, strict=True) if not v]
-        if empty:
-            kb.problems.append((number, f"empty {' and '.join(empty)}"))
+        problem = empty_fields(subject=subject, relation=relation, object=obj) or triple_problem(
+            subject, relation, obj
+        )
+        if problem:
+            yield (number, problem)
             continue
-        tid = triple_id(subject, relation, obj)
-        seen = by_id.get(tid)
+        yield RawTriple(triple_id(subject, relation, obj), subject, relation, obj, number)
+
+
+def parse_lines(lines: list[bytes], path: str = "<memory>") -> ParsedKB:
+    """Parse raw lines into memory, de-duplicated: exact repeats are counted, and a triple id
+    that collides with a different triple is a problem."""
+    stats = ReadStats()
+    kb = ParsedKB(path=path)
+    by_id: dict[int, RawTriple] = {}
+    for record in line_records(lines, stats):
+        if not isinstance(record, RawTriple):
+            kb.problems.append(record)
+            continue
+        seen = by_id.get(record.id)
         if seen is not None:
-            if (seen.subject, seen.relation, seen.object) == (subject, relation, obj):
+            if (seen.subject, seen.relation, seen.object) == (
+                record.subject,
+                record.relation,
+                record.object,
+            ):
                 kb.duplicates += 1
             else:
-                kb.problems.append((number, f"triple id {tid} collides with line {seen.line}"))
+                kb.problems.append(
+                    (record.line, f"triple id {record.id} collides with line {seen.line}")
+                )
             continue
-        triple = RawTriple(tid, subject, relation, obj, number)
-        by_id[tid] = triple
-        kb.triples.append(triple)
+        by_id[record.id] = record
+        kb.triples.append(record)
+    kb.lines_read, kb.blank_lines = stats.lines_read, stats.blank_lines
     return kb
 
 
-@register("metaqa")
+class MetaQAFile(LineKB):
+    """A MetaQA file, streamed line by line on each pass."""
+
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self._file = path
+
+    def records(self) -> Iterator[RawTriple | Problem]:
+        try:
+            with self._file.open("rb") as f:
+                yield from line_records(f, self.stats)
+        except OSError as e:
+            raise KBFormatError(f"cannot read KB file {self.path}: {e.strerror}") from e
+
+
+@register("metaqa", extensions=(".txt",))
+def open_metaqa(path: Path, options: ReadOptions) -> MetaQAFile:
+    return MetaQAFile(path)
+
+
 def read(path: Path) -> ParsedKB:
+    """The whole file in memory (tools and tests; ``kgqa load`` streams it instead)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError as e:

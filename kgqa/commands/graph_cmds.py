@@ -13,6 +13,7 @@ from kgqa.commands import settings_from
 if TYPE_CHECKING:
     from kgqa.factory import Factory
     from kgqa.graph.load import LoadReport, OnError
+    from kgqa.loaders import ReadOptions
 
 
 @click.command()
@@ -20,9 +21,23 @@ if TYPE_CHECKING:
 @click.option(
     "--format",
     "fmt",
-    default="metaqa",
-    show_default=True,
-    help="KB reader: metaqa = one 'subject|relation|object' triple per line.",
+    default=None,
+    help="KB reader: metaqa ('subject|relation|object' lines), csv, tsv, jsonl, nt "
+    "(N-Triples), ttl (Turtle). Default: from the extension (.txt = metaqa, .csv, .tsv, "
+    ".jsonl, .nt, .ttl). See docs/loading.md.",
+)
+@click.option(
+    "--columns",
+    callback=lambda ctx, param, value: _three(value),
+    help="csv/tsv: the subject,relation,object columns, by header name or 0-based index "
+    "(default: the first three, or the columns named subject, relation, object); "
+    "jsonl: the three keys (default: subject,relation,object).",
+)
+@click.option(
+    "--header/--no-header",
+    default=None,
+    help="csv/tsv: whether the first row is a header (default: yes when --columns names "
+    "columns or the row names subject, relation and object).",
 )
 @click.option(
     "--on-error",
@@ -36,24 +51,35 @@ if TYPE_CHECKING:
     type=click.IntRange(min=1),
     default=10_000,
     show_default=True,
-    help="Rows per write transaction.",
+    help="Triples per write transaction.",
 )
 @click.option("--no-index", is_flag=True, help="Load the graph only; skip the vector index.")
 @click.pass_context
 def load(
-    ctx: click.Context, kb: Path, fmt: str, on_error: OnError, batch_size: int, no_index: bool
+    ctx: click.Context,
+    kb: Path,
+    fmt: str | None,
+    columns: tuple[str, str, str] | None,
+    header: bool | None,
+    on_error: OnError,
+    batch_size: int,
+    no_index: bool,
 ) -> None:
     """Import the triples of KB into Neo4j (idempotent: loading again changes nothing)."""
     from kgqa.factory import Factory
+    from kgqa.loaders import ReadOptions
 
+    options = ReadOptions(columns=columns, header=header)
     with Factory(settings_from(ctx)) as factory:
-        report = load_graph(factory, kb, fmt=fmt, on_error=on_error, batch_size=batch_size)
+        report = load_graph(
+            factory, kb, fmt=fmt, options=options, on_error=on_error, batch_size=batch_size
+        )
         click.echo(report.summary())
-        if report.problems:
+        if report.rejected:
             from kgqa.graph.load import describe_problems
 
-            click.echo(f"skipped {len(report.problems):,} bad lines:", err=True)
-            click.echo(describe_problems(report.problems), err=True)
+            click.echo(f"skipped {report.rejected:,} bad lines:", err=True)
+            click.echo(describe_problems(report.problems, total=report.rejected), err=True)
         if not no_index:
             # Embed once, at load time: only the graph's triples the index lacks (a reload
             # embeds nothing); an interrupted embedding resumes on the next load or `kgqa index`.
@@ -65,23 +91,49 @@ def load(
             click.echo(_report_line(sync))
 
 
+def _three(value: str | None) -> tuple[str, str, str] | None:
+    if value is None:
+        return None
+    parts = [p.strip() for p in value.split(",")]
+    if len(parts) != 3 or not all(parts):
+        raise click.BadParameter(
+            f"expected three columns, subject,relation,object (names or 0-based indexes), "
+            f"got {value!r}"
+        )
+    return parts[0], parts[1], parts[2]
+
+
 def load_graph(
-    factory: Factory, kb: Path, *, fmt: str, on_error: OnError, batch_size: int
+    factory: Factory,
+    kb: Path,
+    *,
+    fmt: str | None = None,
+    options: ReadOptions | None = None,
+    on_error: OnError = "fail",
+    batch_size: int = 10_000,
 ) -> LoadReport:
-    """Parse ``kb`` and write it into the graph, with a progress bar on stderr."""
+    """Check ``kb``, then stream it into the graph, with a progress bar on stderr."""
     from tqdm import tqdm
 
-    from kgqa.graph.load import check_problems, load_kb
-    from kgqa.loaders import get as get_reader
+    from kgqa.graph.load import check_kb, load_kb
+    from kgqa.loaders import open_kb
 
-    parsed = get_reader(fmt)(kb)
-    # Fail on bad lines before connecting: a user fixing the file needs no server.
-    check_problems(parsed, on_error)
+    opened = open_kb(kb, fmt, options)
+    # Check every line before connecting: a user fixing the file needs no server.
+    checked = check_kb(opened, on_error)
     store = factory.graph()
-    total = len(parsed.entities) + len(parsed.triples)
     # disable=None: no bar when stderr is not a terminal (CI logs, pipes).
-    with tqdm(total=total, unit="row", unit_scale=True, desc="loading", disable=None) as bar:
-        return load_kb(store, parsed, batch_size=batch_size, on_error=on_error, progress=bar.update)
+    with tqdm(
+        total=checked.triples, unit="triple", unit_scale=True, desc="loading", disable=None
+    ) as bar:
+        return load_kb(
+            store,
+            opened,
+            batch_size=batch_size,
+            on_error=on_error,
+            progress=bar.update,
+            checked=checked,
+        )
 
 
 @click.command()

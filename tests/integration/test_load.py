@@ -196,7 +196,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 def test_cli_load_and_stats(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(["load", str(SAMPLE), "--no-index", "--batch-size", "2000"], capsys)
     assert code == 0
-    assert "3,074 triples (3,074 written, 0 already present)" in out
+    assert "3,074 triples (3,074 written, 0 already in the graph or repeated)" in out
     code, out, _ = run_cli(["stats", "--json"], capsys)
     assert code == 0
     stats = json.loads(out)
@@ -220,3 +220,78 @@ def test_cli_bad_input_writes_nothing_unless_skipped(
     assert "2 lines rejected" in out and "line 2:" in err
     code, out, _ = run_cli(["stats", "--json"], capsys)
     assert json.loads(out)["relationships"] == 2
+
+
+def test_cli_oversized_name_writes_nothing_and_skip_skips_only_that_line(
+    cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 13: this file used to fail with a raw "Property value is too large to index"
+    # after writing 20 orphan entities.
+    kb = tmp_path / "long.txt"
+    rows = [f"movie {i}|directed_by|person {i}" for i in range(30)]
+    rows.insert(12, "movie x|directed_by|" + "x" * 200_000)
+    kb.write_text("\n".join(rows) + "\n")
+    code, out, err = run_cli(["load", "--no-index", "--batch-size", "5", str(kb)], capsys)
+    assert code == KBFormatError.exit_code
+    assert err.strip().splitlines() == [
+        f"kgqa: error: {kb}: line 13: object is too long for Neo4j to index: 200,000 "
+        "characters (200,000 bytes in UTF-8; the limit is 4,000); nothing was written (fix "
+        "the line, or use --on-error skip to load the valid lines)"
+    ]
+    code, out, _ = run_cli(["stats", "--json"], capsys)
+    assert json.loads(out)["entities"] == 0
+
+    code, out, err = run_cli(
+        ["load", "--no-index", "--batch-size", "5", "--on-error", "skip", str(kb)], capsys
+    )
+    assert code == 0
+    assert "30 triples (30 written" in out and "1 line rejected" in out
+    assert "line 13: object is too long" in err
+    code, out, _ = run_cli(["stats", "--json"], capsys)
+    assert (json.loads(out)["entities"], json.loads(out)["relationships"]) == (60, 30)
+
+
+class FailingStore:
+    """The real store, whose ``fail_at``-th batch fails as if Neo4j had gone away."""
+
+    def __init__(self, store: Neo4jStore, fail_at: int):
+        self.store, self.fail_at, self.batches = store, fail_at, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def write_batch(self, triples, known=None, check_names=True):  # type: ignore[no-untyped-def]
+        self.batches += 1
+        if self.batches == self.fail_at:
+            from kgqa.errors import GraphUnavailable
+
+            raise GraphUnavailable("lost the connection to Neo4j (merge_triples)")
+        return self.store.write_batch(triples, known, check_names)
+
+
+def test_a_load_stopped_mid_write_says_what_it_left_and_a_reload_completes_it(
+    store: Neo4jStore, clean_graph: neo4j.Driver, settings: Settings
+) -> None:
+    from kgqa.errors import GraphUnavailable
+    from kgqa.loaders import open_kb
+
+    with pytest.raises(GraphUnavailable) as info:
+        load_kb(FailingStore(store, fail_at=4), open_kb(SAMPLE), batch_size=500)
+    # Batch 1 is the planner's 100 rows, then 500 each: lines 1-1100 are in.
+    message = str(info.value)
+    assert "the load stopped at line 1,101" in message
+    assert "the triples of the file's lines up to line 1,100 (of 3,074 triples)" in message
+    assert message.endswith("Run the same `kgqa load` again to complete it (writes are idempotent)")
+    assert store.stats().relationships == 1_100
+    # The full-text index is still created (Neo4j answers again).
+    records, _, _ = clean_graph.execute_query(
+        "SHOW INDEXES YIELD name WHERE name = 'entity_names' RETURN count(*) AS n",
+        database_=settings.neo4j.database,
+    )
+    assert records[0]["n"] == 1
+
+    report = load_kb(store, open_kb(SAMPLE), batch_size=500)
+    assert report.triples_written == 3_074 - 1_100
+    stats = store.stats()
+    assert stats.relationships == stats.triple_ids == 3_074
+    assert store.duplicate_triple_ids() == []
