@@ -1,5 +1,7 @@
 """Load benchmark (not a test): the full MetaQA KB through ``kgqa.graph.load.load_kb`` versus a
 row-at-a-time baseline, on the Neo4j that the settings point at. It WIPES that database.
+(Formats, streaming and memory: ``bench_load_formats.py``; this one holds the file in memory
+to sort and slice it.)
 
     NEO4J_URI=bolt://127.0.0.1:7687 NEO4J_PASSWORD=... \\
         .venv/bin/python benchmarks/bench_load.py --kb ../shared/metaqa/kb.txt
@@ -22,32 +24,54 @@ import argparse
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kgqa.factory import Factory
 from kgqa.graph.load import load_kb
 from kgqa.graph.neo4j_store import DuplicateId, Neo4jStore
+from kgqa.graph.neo4j_writes import BatchWritten
 from kgqa.graph.queries import query
-from kgqa.loaders import get as get_reader
+from kgqa.loaders import open_kb
 from kgqa.loaders.base import ParsedKB, RawTriple
 from kgqa.settings import load_settings
 
 
+def read_kb(kb: Path, fmt: str | None) -> ParsedKB:
+    """The whole file in memory (this benchmark sorts and slices it)."""
+    opened = open_kb(kb, fmt)
+    problems = list(opened.check())
+    return ParsedKB(str(kb), list(opened.stream()), problems, opened.stats.lines_read)
+
+
 class GroupedStore:
-    """The store, writing each batch as one transaction per relation with ``$type``."""
+    """The store, writing each batch's triples as one transaction per relation with
+    ``$type`` (after its entities)."""
 
     def __init__(self, store: Neo4jStore):
         self.store = store
 
-    def ensure_schema(self) -> None:
-        self.store.ensure_schema()
+    def ensure_schema(self, fulltext: bool = True) -> None:
+        self.store.ensure_schema(fulltext)
 
-    def merge_entities(self, names: Sequence[str]) -> int:
-        return self.store.merge_entities(names)
+    def finish_schema(self) -> None:
+        self.store.finish_schema()
 
-    def merge_triples(self, triples: Sequence[RawTriple]) -> int:
-        return self.store.merge_triples(triples, group_by_type=True)
+    def entity_count(self) -> int:
+        return self.store.entity_count()
+
+    def needs_planner_warmup(self) -> bool:
+        return self.store.needs_planner_warmup()
+
+    def write_batch(
+        self,
+        triples: Sequence[RawTriple],
+        known: Mapping[str, str | None] | None = None,
+        check_names: bool = True,
+    ) -> BatchWritten:
+        names = list(dict.fromkeys(x for t in triples for x in (t.subject, t.object)))
+        entities = self.store.merge_entities(names)
+        return BatchWritten(entities, self.store.merge_triples(triples, group_by_type=True))
 
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]:
         return self.store.duplicate_triple_ids(limit)
@@ -75,12 +99,12 @@ def baseline(factory: Factory, store: Neo4jStore, triples: list[RawTriple]) -> f
 
 
 def full_load(
-    store: Neo4jStore, kb: Path, fmt: str, batch_size: int, grouped: bool = False
+    store: Neo4jStore, kb: Path, fmt: str | None, batch_size: int, grouped: bool = False
 ) -> tuple[float, float, int, ParsedKB]:
     """(parse seconds, write seconds, triples written) for a load into an empty graph."""
     store.clear()
     started = time.perf_counter()
-    parsed = get_reader(fmt)(kb)
+    parsed = read_kb(kb, fmt)
     parsed_at = time.perf_counter()
     if grouped:
         parsed.triples.sort(key=lambda t: t.relation)
@@ -92,7 +116,7 @@ def full_load(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", type=Path, default=Path("../shared/metaqa/kb.txt"))
-    parser.add_argument("--format", default="metaqa")
+    parser.add_argument("--format", default=None, help="default: from the extension")
     parser.add_argument("--baseline-rows", type=int, default=5000)
     parser.add_argument("--batch-sizes", default="5000,10000,20000")
     parser.add_argument("--grouped", action="store_true", help="also time one $type per batch")
@@ -124,7 +148,7 @@ def main() -> None:
             f"Neo4j {version} at {settings.neo4j.effective_uri}; Python {platform.python_version()}"
         )
 
-        rows = get_reader(args.format)(args.kb).triples[: args.baseline_rows]
+        rows = read_kb(args.kb, args.format).triples[: args.baseline_rows]
         seconds = baseline(factory, store, rows)
         base_rate = len(rows) / seconds
         print(
@@ -152,7 +176,7 @@ def main() -> None:
             check(store, "after load")
 
         started = time.perf_counter()
-        parsed = get_reader(args.format)(args.kb)
+        parsed = read_kb(args.kb, args.format)
         report = load_kb(store, parsed)
         print(
             f"reload over the loaded graph: {report.triples_written} triples and "
