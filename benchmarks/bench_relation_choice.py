@@ -3,7 +3,8 @@
 For seeded 1-hop MetaQA dev questions, the options are the (relation, direction) pairs present
 at the topic entity (kgqa.graph.expand.frontier_edges); the gold one comes from the question's
 qtype. Compared: the best-matching triple (vectors embedded at load time), the mean over the
-option's triples, the packaged relation phrasings (kgqa/data/relations_metaqa.toml), and the
+option's triples, the KB profile's step phrasings (the derived profile, or a profile file's via
+KGQA_PROFILE_FILE=metaqa), and the
 same phrasings read in either direction when the entity has only one (what graph mode uses).
 Needs the full KB loaded and indexed.
 
@@ -22,8 +23,8 @@ import numpy as np
 from kgqa.eval.datasets import load_split, sample
 from kgqa.eval.metaqa import metaqa_path
 from kgqa.factory import Factory
-from kgqa.graph.expand import frontier_edges
-from kgqa.pipeline.relations import RelationPhrases, normalize_question
+from kgqa.graph.paths import PathStep
+from kgqa.graphmode.scoring import normalize_question
 from kgqa.settings import load_settings
 
 
@@ -34,23 +35,23 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     settings = load_settings()
-    phrases = RelationPhrases.load(settings.retrieval.relations_file)
     right: dict[str, int] = defaultdict(int)
     with Factory(settings) as f:
-        driver, emb, index = f.driver(), f.embedder(), f.vector_index()
+        graph, emb, index = f.graph(), f.embedder(), f.vector_index()
+        profile = f.profile()
         questions = sample(load_split(args.data, 1, "dev"), args.sample, args.seed)
         cache: dict[tuple[str, bool], np.ndarray] = {}
         for q in questions:
             gold = metaqa_path(q.qtype)[0]
             groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
-            for e in frontier_edges(driver, settings.neo4j.database, list(q.entities)):
+            for e in graph.frontier_edges(list(q.entities)):
                 groups[(e.triple.relation, e.outgoing)].append(e.triple.id)
             keys = list(groups)
             plain = emb.embed([q.text.replace("[", "").replace("]", "")])[0]
             masked = emb.embed([normalize_question(q.text)])[0]
             for key in keys + [(r, not o) for r, o in keys]:
                 if key not in cache:
-                    cache[key] = emb.embed(phrases.phrases(*key))
+                    cache[key] = emb.embed(list(profile.step_phrases(PathStep(*key))))
             # graph mode's first hop: an option whose reverse the entity lacks takes the better
             # of both directions' phrasings (the entity fixes the direction, not the wording)
             phrased = {k: float((cache[k] @ masked).max()) for k in cache}

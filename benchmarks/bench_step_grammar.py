@@ -2,7 +2,7 @@
 
 For seeded MetaQA dev questions, graph mode's decomposition prompt runs twice on each
 question with the default model: with free output, and held by the step grammar
-(kgqa.pipeline.relations.StepVocabulary) to steps that each name one (relation, direction),
+(kgqa.graphmode.vocabulary.StepVocabulary, from the KB profile) to steps that each name one (relation, direction),
 the first one among those the topic entity has. A decomposition is right when the relations
 its steps follow are the qtype's gold path. Free steps are read the way graph mode read them
 before the grammar: each step's relation is the best phrasing match among the options at the
@@ -21,10 +21,10 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from kgqa.eval.faithfulness import metaqa_path
-from kgqa.eval.metaqa import load_split, sample
+from kgqa.eval.datasets import load_split, sample
+from kgqa.eval.metaqa import metaqa_path
 from kgqa.factory import Factory
-from kgqa.pipeline.graph_mode import asks_something
+from kgqa.graphmode.pipeline import asks_something
 from kgqa.settings import load_settings
 from kgqa.types import StageCost
 
@@ -44,6 +44,7 @@ def main() -> int:
         pipeline = f.pipeline("graph")
         walker, vocab, decomposer = pipeline.walker, pipeline.vocabulary, pipeline.decomposer
         assert vocab is not None and decomposer is not None
+        stop = pipeline.profile.stop_words if pipeline.profile is not None else frozenset()
         print(f"model {settings.llm.model}, {settings.llm.n_threads or 'default'} thread(s)")
         print(
             "hops | n | free: right paths | grammar: right paths | free s/q | grammar s/q | ratio"
@@ -64,14 +65,14 @@ def main() -> int:
                         steps = [
                             s
                             for s in decomposer.run(q.text, costs, grammar=grammar).sub_questions
-                            if asks_something(s)
+                            if grammar is not None or asks_something(s, stop)
                         ]
                         seconds[label].append(costs[0].seconds)
                         if len(steps) <= 1:
                             right[label] += hops == 1
                             continue
                         if grammar is not None:
-                            keys = [vocab.key(s) for s in steps]
+                            keys = vocab.keys(steps, pipeline.first_steps(q.entities))
                         else:
                             keys = free_keys(walker, list(q.entities), steps, gold)
                         right[label] += keys == gold
@@ -89,7 +90,8 @@ def free_keys(walker, entities: list[str], steps: list[str], gold: list[Key]) ->
     frontier = entities
     previous: Key | None = None
     for i, step in enumerate(steps):
-        options, groups = walker._options(frontier, step, previous)
+        scored = walker._score(step, walker._groups(frontier), previous)
+        options, groups = scored.options, scored.groups
         keys.append((options[0].relation, options[0].outgoing) if options else None)
         if i >= len(gold) or gold[i] not in groups:
             break

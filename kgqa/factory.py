@@ -1,24 +1,35 @@
-"""The one place that builds heavy things: the Neo4j driver, the embedder, the vector index
-and the LLM, each once, on first use, from one :class:`~kgqa.settings.Settings`."""
+"""The one place that builds heavy things: the Neo4j driver, the graph store, the embedder,
+the vector index, the LLM and the KB profile, each once, on first use, from one
+:class:`~kgqa.settings.Settings`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kgqa.errors import GraphUnavailable
+from kgqa.errors import ConfigError, GraphUnavailable
 from kgqa.settings import Settings
 
 if TYPE_CHECKING:
     import neo4j
 
     from kgqa.graph.neo4j_store import Neo4jStore
+    from kgqa.profile.model import KBProfile
+
+# The file of the relation names the LLM gave, reused when a profile is derived again.
+NAMER_CACHE = "profile-names.json"
 
 
 class Factory:
-    def __init__(self, settings: Settings):
+    """``log``: where one-line notes go (deriving the KB profile on first use, say); the CLI
+    passes stderr."""
+
+    def __init__(self, settings: Settings, log: Callable[[str], object] | None = None):
         self.settings = settings
+        self.log = log or (lambda _msg: None)
         self._driver: neo4j.Driver | None = None
         self._graph: Neo4jStore | None = None
+        self._profile: KBProfile | None = None
         self._cache: dict[str, Any] = {}
 
     # -- Neo4j -----------------------------------------------------------------------------
@@ -115,6 +126,58 @@ class Factory:
             )
         return self._cache["llm"]
 
+    # -- the KB profile ---------------------------------------------------------------------
+    def derive_profile(self, progress: Callable[[str], object] | None = None) -> KBProfile:
+        """Derive the KB profile from the graph (:mod:`kgqa.profile.derive`) and store it
+        beside the vector index; relations are named by the LLM unless ``profile.namer`` is
+        ``rules``."""
+        from kgqa.index.faiss_index import kb_fingerprint
+        from kgqa.profile.derive import derive_profile
+
+        s = self.settings.profile
+        if s.namer not in ("llm", "rules"):
+            raise ConfigError(f"profile.namer must be 'llm' or 'rules', not {s.namer!r}")
+        graph = self.graph()
+        fingerprint = kb_fingerprint([t.id for t in graph.all_triples()])
+        namer = None
+        if s.namer == "llm":
+            from kgqa.profile.namer import RelationNamer
+
+            namer = RelationNamer(self.llm(), cache=self.settings.cache_dir / NAMER_CACHE)
+        profile = derive_profile(graph, fingerprint, namer=namer, progress=progress)
+        profile.save(self.settings.index_dir)
+        self._profile = None
+        return profile
+
+    def profile(self) -> KBProfile:
+        """The KB profile: the one derived from this graph (stored beside the index; derived
+        now, once, when there is none), with ``profile.file`` applied over it. A stored
+        profile whose relations are not the graph's was derived for another KB: refused with
+        the command that derives it again."""
+        if self._profile is None:
+            from kgqa.errors import IndexMismatch
+            from kgqa.profile.files import apply_profile_file
+            from kgqa.profile.model import PROFILE_FILE, KBProfile
+
+            folder = self.settings.index_dir
+            if (folder / PROFILE_FILE).is_file():
+                profile = KBProfile.read(folder)
+                have = set(self.graph().relation_types())
+                known = set(profile.relations)
+                if have and have != known:
+                    extra = sorted(have - known)[:3] or sorted(known - have)[:3]
+                    raise IndexMismatch(
+                        f"the KB profile in {folder} was derived for another KB (relations "
+                        f"differ: {', '.join(extra)}); run `kgqa index` to derive it for this one"
+                    )
+            else:
+                self.log("deriving the KB profile from the graph (once; `kgqa profile show`)")
+                profile = self.derive_profile(progress=None)
+            if self.settings.profile.file:
+                profile = apply_profile_file(profile, self.settings.profile.file)
+            self._profile = profile
+        return self._profile
+
     def pipeline(self, mode: str = "kgrag") -> Any:
         """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm, graph);
         every mode grounds its answer in the graph (answer entities with node ids)."""
@@ -128,7 +191,9 @@ class Factory:
 
         retriever = self.retriever() if mode in GRAPH_MODES else None
         grounder = AnswerGrounder(self._node_ids, text_candidates)
-        return KGRAGPipeline(self.llm(), retriever, params, mode, grounder)
+        # The decomposition's in-context examples are the KB's own (kgrag and qd decompose).
+        profile = self.profile() if mode in ("kgrag", "qd") else None
+        return KGRAGPipeline(self.llm(), retriever, params, mode, grounder, profile=profile)
 
     def _node_ids(self, names: Any) -> dict[str, str]:
         """KB entity names -> node ids; connects to Neo4j on first use (qd and llm modes read
@@ -136,20 +201,31 @@ class Factory:
         return self.graph().node_ids(names)
 
     def graph_pipeline(self, params: Any) -> Any:
-        """``--mode graph``: LLM decomposition + a walk over real graph edges."""
-        from kgqa.pipeline.graph_mode import GraphPipeline
-        from kgqa.pipeline.graph_walk import GraphWalker
-        from kgqa.pipeline.relations import RelationPhrases, StepVocabulary, phrase_scorer
+        """``--mode graph``: LLM decomposition under the KB profile's step grammar + a walk
+        over real graph edges."""
+        from kgqa.graphmode.pipeline import GraphPipeline
+        from kgqa.graphmode.scoring import phrase_scorer
+        from kgqa.graphmode.vocabulary import StepVocabulary
+        from kgqa.graphmode.walk import GraphWalker
 
         graph = self.graph()
+        profile = self.profile()
         embedder = self._loaded_embedder()
-        phrases = RelationPhrases.load(self.settings.retrieval.relations_file)
         walker = GraphWalker(
             graph.frontier_edges,
-            phrase_scorer(embedder.embed, phrases),
-            known=list(phrases.described),
+            phrase_scorer(embedder.embed, profile),
+            known=StepVocabulary(profile).steps,
+            canonical=profile.canonical,
         )
-        return GraphPipeline(self.llm(), walker, params, vocabulary=StepVocabulary(phrases))
+        g = self.settings.graph
+        return GraphPipeline(
+            self.llm(),
+            walker,
+            params,
+            profile=profile,
+            grammar=g.grammar,
+            one_step=g.one_step,
+        )
 
     def close(self) -> None:
         if self._driver is not None:

@@ -93,8 +93,25 @@ class RetrievalSettings:
     hub_cap: int = 500
     # Stop collecting candidates past this many triples; the result says truncated=True.
     max_candidates: int = 20000
-    # Graph mode: phrasings per relation and direction (TOML); None = the packaged MetaQA ones.
-    relations_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    # A KB profile file that overrides parts of the profile kgqa derives from the graph: a
+    # path, or the name of a packaged profile ("metaqa"). None: the derived profile alone.
+    file: str | None = None
+    # Who names the relations when a profile is derived: "llm" (the configured model, from
+    # each relation's name and example triples) or "rules" (from the names alone).
+    namer: str = "llm"
+
+
+@dataclass(frozen=True)
+class GraphModeSettings:
+    # A one-step question's relation: "phrases" (embedding similarity between the question and
+    # each step's phrasings) or "llm" (the LLM's own first step under the grammar).
+    one_step: str = "phrases"
+    # Hold the step decomposition to the grammar over the KB's real schema.
+    grammar: bool = True
 
 
 @dataclass(frozen=True)
@@ -120,6 +137,8 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    profile: ProfileSettings = field(default_factory=ProfileSettings)
+    graph: GraphModeSettings = field(default_factory=GraphModeSettings)
     cache_dir: Path = field(default_factory=default_cache_dir)
     data_dir: Path = field(default_factory=default_data_dir)
 
@@ -136,7 +155,7 @@ class Settings:
         return _apply(self, {k: v for k, v in overrides.items() if v is not None}, "override")
 
 
-_SECTIONS = ("neo4j", "embed", "index", "retrieval", "llm")
+_SECTIONS = ("neo4j", "embed", "index", "retrieval", "llm", "profile", "graph")
 # Conventional variable names people already have set for Neo4j.
 _ENV_ALIASES = {
     "NEO4J_URI": "neo4j.uri",

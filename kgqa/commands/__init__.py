@@ -18,13 +18,24 @@ def settings_from(ctx: click.Context, overrides: dict[str, Any] | None = None) -
 
 
 def _commands() -> list[click.Command]:
-    from kgqa.commands import ask_cmd, eval_cmd, graph_cmds, index_cmd, neo4j_cmd, retrieve_cmd
+    from kgqa.commands import (
+        ask_cmd,
+        eval_cmd,
+        graph_cmds,
+        index_cmd,
+        neo4j_cmd,
+        profile_cmd,
+        reset_cmd,
+        retrieve_cmd,
+    )
 
     return [
         neo4j_cmd.neo4j,
         graph_cmds.load,
         graph_cmds.stats,
         index_cmd.index,
+        profile_cmd.profile,
+        reset_cmd.reset,
         retrieve_cmd.retrieve,
         ask_cmd.ask,
         eval_cmd.eval,

@@ -89,6 +89,11 @@ def load(
             settings = factory.settings
             sync = sync_with_graph(factory.graph(), settings.index_dir, factory.embedder())
             click.echo(_report_line(sync))
+            # The KB profile (relation words, steps, examples) is derived with the index and
+            # stored beside it.
+            from kgqa.commands.index_cmd import _profile_line, _say
+
+            click.echo(_profile_line(factory.derive_profile(progress=_say)))
 
 
 def _three(value: str | None) -> tuple[str, str, str] | None:

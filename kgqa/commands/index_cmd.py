@@ -46,7 +46,33 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
             rebuild=rebuild,
             progress=not as_json,
         )
-        click.echo(json.dumps(_report_dict(report)) if as_json else _report_line(report))
+        profile = factory.derive_profile(progress=None if as_json else _say)
+    if as_json:
+        click.echo(json.dumps(_report_dict(report) | {"profile": _profile_dict(profile)}))
+    else:
+        click.echo(_report_line(report))
+        click.echo(_profile_line(profile))
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _profile_dict(p: Any) -> dict[str, Any]:
+    return {
+        "relations": len(p.relations),
+        "kinds": len(p.kinds),
+        "examples": len(p.examples),
+        "namer": p.namer,
+        "fingerprint": p.fingerprint,
+    }
+
+
+def _profile_line(p: Any) -> str:
+    return (
+        f"derived the KB profile: {len(p.relations)} relations, {len(p.kinds)} kinds of node, "
+        f"{len(p.examples)} example paths (named by {p.namer}; `kgqa profile show`)"
+    )
 
 
 def show_status(factory: Any, as_json: bool) -> None:

@@ -53,6 +53,16 @@ class DuplicateId:
 
 
 @dataclass(frozen=True)
+class RelationStats:
+    """One relation type of the KB: how many triples, distinct subjects and objects."""
+
+    relation: str
+    count: int
+    subjects: int
+    objects: int
+
+
+@dataclass(frozen=True)
 class SavedRun:
     """One ``:KgqaRun`` (a saved ``kgqa ask``) as :meth:`GraphStore.list_runs` returns it."""
 
@@ -140,6 +150,36 @@ class GraphReader(Protocol):
     def stats(self) -> GraphStats: ...
 
 
+class SchemaReader(Protocol):
+    """The samples a KB profile is derived from (:mod:`kgqa.profile.derive`). Samples are
+    deterministic: the same graph gives the same profile."""
+
+    def relation_stats(self) -> list[RelationStats]:
+        """Every relation type with its triple, subject and object counts."""
+        ...
+
+    def relation_types(self) -> list[str]:
+        """The relation types the KB uses, sorted (cheap: no scan of the triples)."""
+        ...
+
+    def sample_triples(self, relation: str, limit: int) -> list[Triple]:
+        """Up to ``limit`` triples of ``relation`` (the lowest triple ids: a pseudo-random,
+        repeatable sample)."""
+        ...
+
+    def far_end_edges(
+        self, relation: str, outgoing: bool, limit: int
+    ) -> tuple[int, dict[tuple[str, bool], int]]:
+        """For up to ``limit`` nodes that following ``(relation, outgoing)`` reaches: how many
+        were sampled, and per (relation, direction) seen from them, how many have one."""
+        ...
+
+    def reverse_edges(self, relation: str, limit: int) -> tuple[int, dict[str, int]]:
+        """For up to ``limit`` triples (s, relation, o): how many were sampled, and per
+        relation q how many of them have a triple (o, q, s) back."""
+        ...
+
+
 class GraphWriter(Protocol):
     """The writes of a load (:func:`kgqa.graph.load.load_kb`) and of ``kgqa reset``."""
 
@@ -168,7 +208,7 @@ class RunStore(Protocol):
     def delete_runs(self, run_ids: Sequence[str]) -> int: ...
 
 
-class GraphStore(GraphReader, GraphWriter, RunStore, Protocol):
+class GraphStore(GraphReader, SchemaReader, GraphWriter, RunStore, Protocol):
     """Reads, writes and saved runs of one knowledge graph."""
 
     database: str

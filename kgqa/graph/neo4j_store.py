@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
-from kgqa.graph.base import DuplicateId, GraphStats, SavedRun
+from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
 from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows, lucene_escape
 from kgqa.graph.neo4j_errors import graph_errors
 from kgqa.graph.neo4j_writes import Neo4jWrites
@@ -276,6 +276,43 @@ class Neo4jStore(Neo4jWrites):
             DuplicateId(r["id"], r["copies"], tuple(tuple(e) for e in r["examples"]))
             for r in self._read("find_duplicate_triple_ids", limit=limit)
         ]
+
+    # -- the schema (what a KB profile is derived from) -------------------------------------
+    def relation_stats(self) -> list[RelationStats]:
+        """Every relation type with its triple, subject and object counts."""
+        return [
+            RelationStats(r["relation"], r["count"], r["subjects"], r["objects"])
+            for r in self._read("schema_relation_stats")
+        ]
+
+    def relation_types(self) -> list[str]:
+        """The relation types the KB uses (cheap: the type tokens, each checked to be used)."""
+        records = self._read("schema_relation_types")
+        return sorted(records[0]["types"]) if records else []
+
+    def sample_triples(self, relation: str, limit: int) -> list[Triple]:
+        """Up to ``limit`` triples of ``relation``, lowest ids first (repeatable)."""
+        return [_triple(r) for r in self._read("schema_sample_triples", rel=relation, limit=limit)]
+
+    def far_end_edges(
+        self, relation: str, outgoing: bool, limit: int
+    ) -> tuple[int, dict[tuple[str, bool], int]]:
+        """See :meth:`kgqa.graph.base.SchemaReader.far_end_edges`."""
+        records = self._read(
+            "schema_far_end_edges", rel=relation, outgoing=outgoing, limit=int(limit)
+        )
+        if not records:
+            return 0, {}
+        edges = {(rel, bool(out)): int(n) for rel, out, n in records[0]["edges"]}
+        return int(records[0]["sampled"]), edges
+
+    def reverse_edges(self, relation: str, limit: int) -> tuple[int, dict[str, int]]:
+        """See :meth:`kgqa.graph.base.SchemaReader.reverse_edges`."""
+        records = self._read("schema_reverse_edges", rel=relation, limit=int(limit))
+        if not records:
+            return 0, {}
+        backs = {rel: int(n) for rel, n in records[0]["relations"] if rel is not None and n}
+        return int(records[0]["sampled"]), backs
 
     # -- saved runs -------------------------------------------------------------------------
     def _write_one(self, name: str, params: Mapping[str, Any]) -> Any:

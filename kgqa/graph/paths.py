@@ -7,7 +7,7 @@ whole frontier, with the topic entities never part of a hop's result.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kgqa.errors import KGQAError
 from kgqa.types import verbalize_relation
@@ -16,9 +16,12 @@ from kgqa.types import verbalize_relation
 MAX_PATH_HOPS = 3
 
 
-@dataclass(frozen=True)
-class PathStep:
-    """One hop of a relation path: follow ``relation`` along (``outgoing``) or against it."""
+class PathStep(NamedTuple):
+    """One hop of a relation path: follow ``relation`` along (``outgoing``) or against it.
+
+    The one step type of kgqa: graph mode's steps, the step grammar, the KB profile's
+    transitions, the faithfulness check's paths. A tuple, so ``("written_by", False)`` and
+    ``PathStep("written_by", False)`` are the same key."""
 
     relation: str
     outgoing: bool

@@ -28,6 +28,7 @@ from kgqa.prompts import PromptTemplate
 from kgqa.types import Answer, Candidates, ScoredTriple, StageCost, SubAnswer
 
 if TYPE_CHECKING:
+    from kgqa.profile.model import KBProfile
     from kgqa.settings import Settings
 
 MODES = ("kgrag", "kaping", "qd", "llm")
@@ -83,6 +84,20 @@ class PipelineParams:
         }
 
 
+def decomposition_turns(profile: KBProfile) -> list[tuple[str, str]]:
+    """The profile's examples as turns of the paper's decomposition prompt: the question, then
+    the reasoning and the numbered sub-questions."""
+    turns = []
+    for e in profile.examples:
+        if not e.sub_questions:
+            continue
+        subs = "\n".join(f"{i}. {q}" for i, q in enumerate(e.sub_questions, 1))
+        turns.append(
+            (f"Question: {e.question}", f"Reasoning: {e.reasoning}\nSub-questions:\n{subs}\n<END>")
+        )
+    return turns
+
+
 class KGRAGPipeline:
     """Implements :class:`kgqa.pipeline.base.QAPipeline` for one of :data:`MODES`.
 
@@ -98,6 +113,8 @@ class KGRAGPipeline:
         params: PipelineParams | None = None,
         mode: str = "kgrag",
         grounder: AnswerGrounder | None = None,
+        *,
+        profile: KBProfile | None = None,
     ):
         if mode not in MODES:
             raise ConfigError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
@@ -110,8 +127,13 @@ class KGRAGPipeline:
         # Reads the KG entities the answer names (with node ids and supporting triples).
         self.grounder = grounder
         p, pdir = self.params, self.params.prompts_dir
+        # The decomposition's in-context examples are the KB's own (its profile's).
+        examples = decomposition_turns(profile) if profile is not None else []
         self.decomposer = Decomposer(
-            llm, p.gen, PromptTemplate("decompose", pdir), max_sub_questions=p.max_sub_questions
+            llm,
+            p.gen,
+            PromptTemplate("decompose", pdir, examples=examples),
+            max_sub_questions=p.max_sub_questions,
         )
         self.reformulator = Reformulator(llm, p.gen, PromptTemplate("reformulate", pdir))
         self.answerer = SubQuestionAnswerer(

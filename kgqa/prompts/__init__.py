@@ -7,12 +7,17 @@ message. Each prompt declares its placeholders, and a template that lacks one or
 unknown one fails when it is loaded, not in the middle of a run.
 
 Overrides: ``<settings.llm.prompts_dir>/<name>.txt`` replaces the packaged ``<name>.txt``.
+
+In-context examples are the KB's own (its profile's, :mod:`kgqa.profile`): a line
+``{examples}`` on its own in a decomposition prompt is replaced, when the template is built,
+by the example turns the caller passes (``### user`` / ``### assistant`` pairs). A user's own
+prompt file may leave the line out and write its examples itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -30,6 +35,10 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "synthesize": frozenset({"question", "reasoning", "sub_answers"}),
 }
 
+# Prompts that take the KB's in-context examples (the ``{examples}`` line).
+WITH_EXAMPLES = frozenset({"decompose", "decompose_steps"})
+EXAMPLES_LINE = "{examples}"
+
 _FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _ROLE = re.compile(r"^### (system|user|assistant)[ \t]*$", re.MULTILINE)
 
@@ -44,6 +53,7 @@ class PromptTemplate:
         *,
         required: frozenset[str] | None = None,
         text: str | None = None,
+        examples: Sequence[tuple[str, str]] = (),
     ):
         if required is None:
             if name not in PLACEHOLDERS:
@@ -57,6 +67,7 @@ class PromptTemplate:
             self.source = "<text>"
         else:
             text, self.source = _read(name, prompts_dir)
+        text = _with_examples(text, examples)
         self.text = text
         found = set(_FIELD.findall(text))
         missing = sorted(required - found)
@@ -86,6 +97,28 @@ class PromptTemplate:
             {"role": role, "content": _FIELD.sub(lambda m: values[m.group(1)], body)}
             for role, body in self._parts
         ]
+
+
+def _with_examples(text: str, examples: Sequence[tuple[str, str]]) -> str:
+    """``text`` with its ``{examples}`` line replaced by the example turns (none: removed).
+    A field-shaped ``{name}`` inside an example is broken up, so an example cannot add a
+    field."""
+    lines = text.splitlines()
+    if EXAMPLES_LINE not in (ln.strip() for ln in lines):
+        return text
+    turns: list[str] = []
+    for user, assistant in examples:
+        turns += ["### user", _literal(user), "### assistant", _literal(assistant)]
+    out: list[str] = []
+    for ln in lines:
+        out.extend(turns if ln.strip() == EXAMPLES_LINE else [ln])
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _literal(text: str) -> str:
+    # A literal brace pair that is not a field stays as it is (the field pattern is strict);
+    # a field-shaped one in an example ("{question}") is broken with a zero-width space.
+    return _FIELD.sub(lambda m: "{\u200b" + m.group(1) + "}", text)
 
 
 def _read(name: str, prompts_dir: Path | None) -> tuple[str, str]:

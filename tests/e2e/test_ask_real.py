@@ -80,9 +80,17 @@ def test_graph_mode_answers_with_grounded_gold_entities(env, question, gold):
     assert names == gold, out["answer_entities"]
     assert all(e["support"] for e in out["answer_entities"]), "every answer carries its triples"
     assert all(e["node_id"] for e in out["answer_entities"]), "and its node id"
+    assert out["parameters"]["step_grammar"] is True
+    assert out["parameters"]["profile"] == "derived"  # nothing written by hand
     if len(out["sub_questions"]) > 1:
-        # the real model under the step grammar writes only steps that name their relation
-        from kgqa.pipeline.relations import RelationPhrases, StepVocabulary
-
-        vocab = StepVocabulary(RelationPhrases.load())
-        assert all(vocab.key(s["original"]) for s in out["sub_questions"]), out["sub_questions"]
+        # the real model under the step grammar writes only steps that name their relation:
+        # each one was followed as the step it names
+        path = out["parameters"]["path"]
+        assert len(path) == len(out["sub_questions"]), (path, out["sub_questions"])
+        relations = {"directed_by", "written_by", "starred_actors", "in_language", "has_genre"}
+        assert {rel for rel, _ in path} <= relations | {
+            "release_year",
+            "has_tags",
+            "has_imdb_rating",
+            "has_imdb_votes",
+        }

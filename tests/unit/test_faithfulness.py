@@ -323,9 +323,9 @@ def test_checker_reads_the_graph_it_is_given_and_the_kb_stop_words(kb: FakeKB) -
 
 
 def test_graph_mode_answer_checks_clean_along_its_own_path(kb: FakeKB) -> None:
+    from kgqa.graphmode.pipeline import GraphPipeline
+    from kgqa.graphmode.walk import GraphWalker
     from kgqa.llm.fake import ScriptedLLM
-    from kgqa.pipeline.graph_mode import GraphPipeline
-    from kgqa.pipeline.graph_walk import GraphWalker
     from kgqa.types import Edge
 
     def edges(names: Sequence[str]) -> list[Edge]:

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kgqa.pipeline.graph_walk import GraphWalker, embedding_scorer
+from kgqa.graphmode.walk import GraphWalker, embedding_scorer
 from kgqa.types import Edge, Triple
 
 pytestmark = pytest.mark.unit
@@ -89,8 +89,8 @@ def test_embedding_scorer_uses_max_dot_per_option():
 
 
 def test_graph_pipeline_decomposes_walks_and_grounds_every_answer():
+    from kgqa.graphmode.pipeline import GraphPipeline
     from kgqa.llm.fake import ScriptedLLM
-    from kgqa.pipeline.graph_mode import GraphPipeline
 
     llm = ScriptedLLM().enqueue(
         [
@@ -118,8 +118,8 @@ def test_graph_pipeline_decomposes_walks_and_grounds_every_answer():
 
 def test_graph_pipeline_without_entities_is_a_clear_error():
     from kgqa.errors import KGQAError
+    from kgqa.graphmode.pipeline import GraphPipeline
     from kgqa.llm.fake import ScriptedLLM
-    from kgqa.pipeline.graph_mode import GraphPipeline
 
     with pytest.raises(KGQAError, match="no topic entity"):
         GraphPipeline(ScriptedLLM(), GraphWalker(edges, keyword_scorer)).answer("who?", [])
@@ -189,12 +189,16 @@ def test_a_step_that_asks_for_the_previous_relation_again_is_a_restatement():
 
 
 def test_steps_that_only_name_the_entity_are_dropped():
-    from kgqa.pipeline.graph_mode import asks_something
+    from kgqa.graphmode.pipeline import asks_something
 
-    assert not asks_something("film [Saw V]?")
-    assert not asks_something("the movie [The Bat]?")
-    assert asks_something("writer of that film?")
-    assert asks_something("genres of those movies?")
+    # the words for a movie graph's movies come from its profile, not from generic code
+    stop = metaqa_profile().stop_words
+    assert not asks_something("film [Saw V]?", stop)
+    assert not asks_something("the movie [The Bat]?", stop)
+    assert asks_something("writer of that film?", stop)
+    assert asks_something("genres of those movies?", stop)
+    assert asks_something("film [Saw V]?")  # no KB words: "film" may ask for something
+    assert not asks_something("the [Saw V]?")
 
 
 def test_answer_entities_carry_the_node_ids_of_the_edges_that_reached_them():
@@ -222,7 +226,7 @@ def test_a_step_that_names_its_relation_is_followed_even_against_the_scorer():
 
 
 def test_a_named_relation_the_frontier_lacks_is_skipped_and_said_so():
-    from kgqa.pipeline.graph_mode import describe_hops
+    from kgqa.graphmode.pipeline import describe_hops
 
     walker = GraphWalker(edges, keyword_scorer)
     hops, answers = walker.walk(
@@ -250,17 +254,24 @@ def test_first_hop_direction_comes_from_the_entity_not_the_wording():
     assert [a.name for a in answers] == ["Horror"]
 
 
+def metaqa_profile():
+    """The packaged MetaQA profile over the small KB of these tests."""
+    from kgqa.graph.memory_store import MemoryStore
+    from kgqa.profile.derive import derive_profile
+    from kgqa.profile.files import apply_profile_file
+
+    return apply_profile_file(derive_profile(MemoryStore(KB), "sha256:kb"), "metaqa")
+
+
 def test_graph_pipeline_holds_the_steps_to_the_vocabulary_grammar():
+    from kgqa.graphmode.pipeline import GraphPipeline
     from kgqa.llm.fake import ScriptedLLM
-    from kgqa.pipeline.graph_mode import GraphPipeline
-    from kgqa.pipeline.relations import RelationPhrases, StepVocabulary
 
     llm = ScriptedLLM().enqueue(
         ["1. movies written by [John Shirley]\n2. genres of those movies\n<END>"]
     )
-    vocab = StepVocabulary(RelationPhrases.load())
     walker = GraphWalker(edges, lambda text, groups: dict.fromkeys(groups, 0.0))
-    pipeline = GraphPipeline(llm, walker, vocabulary=vocab)
+    pipeline = GraphPipeline(llm, walker, profile=metaqa_profile())
     answer = pipeline.answer("what genres are John Shirley's movies in", ["John Shirley"])
     grammar = llm.calls[0].params.grammar
     # the first step can only follow what John Shirley has: written_by, inwards

@@ -1,49 +1,78 @@
+"""How a relation is asked about and written as a step: phrasings per step (the profile's,
+from a file such as the packaged MetaQA one, or generated from the relation's words), the
+phrase scorer, and the step vocabulary and grammar under the MetaQA profile (what graph mode
+measured on MetaQA with, sessions 1-3)."""
+
 import re
 
 import numpy as np
 import pytest
 
-from kgqa.errors import ConfigError
-from kgqa.pipeline.relations import (
-    RelationPhrases,
-    generated_phrases,
-    normalize_question,
-    phrase_scorer,
-)
+from kgqa.graph.memory_store import MemoryStore
+from kgqa.graph.paths import PathStep
+from kgqa.graphmode.scoring import normalize_question, phrase_scorer
+from kgqa.graphmode.vocabulary import StepVocabulary
+from kgqa.loaders.base import triple_id
+from kgqa.profile.derive import derive_profile, rule_words, step_phrasings
+from kgqa.profile.files import apply_profile_file
+from kgqa.profile.model import KBProfile
+from kgqa.types import Triple
 
 pytestmark = pytest.mark.unit
 
+METAQA_RELATIONS = (
+    "directed_by",
+    "written_by",
+    "starred_actors",
+    "release_year",
+    "has_genre",
+    "in_language",
+    "has_tags",
+    "has_imdb_rating",
+    "has_imdb_votes",
+)
+# A tiny movie KB with every MetaQA relation, so the MetaQA profile applies in full.
+MOVIES = [
+    ("Alien", "directed_by", "Ridley Scott"),
+    ("Gladiator", "directed_by", "Ridley Scott"),
+    ("Alien", "written_by", "Dan O'Bannon"),
+    ("Gladiator", "written_by", "David Franzoni"),
+    ("Alien", "starred_actors", "Sigourney Weaver"),
+    ("Gladiator", "starred_actors", "Russell Crowe"),
+    ("Alien", "release_year", "1979"),
+    ("Gladiator", "release_year", "2000"),
+    ("Alien", "has_genre", "Horror"),
+    ("Gladiator", "has_genre", "Drama"),
+    ("Alien", "in_language", "English"),
+    ("Gladiator", "in_language", "English"),
+    ("Alien", "has_tags", "space"),
+    ("Gladiator", "has_tags", "rome"),
+    ("Alien", "has_imdb_rating", "good"),
+    ("Alien", "has_imdb_votes", "famous"),
+]
+
+
+def metaqa() -> KBProfile:
+    store = MemoryStore(Triple(triple_id(s, r, o), s, r, o) for s, r, o in MOVIES)
+    return apply_profile_file(derive_profile(store, "sha256:movies"), "metaqa")
+
 
 def test_packaged_phrasings_cover_metaqa_relations_both_ways():
-    phrases = RelationPhrases.load()
-    for rel in (
-        "directed_by",
-        "written_by",
-        "starred_actors",
-        "release_year",
-        "has_genre",
-        "in_language",
-        "has_tags",
-        "has_imdb_rating",
-        "has_imdb_votes",
-    ):
+    profile = metaqa()
+    for rel in METAQA_RELATIONS:
         for out in (True, False):
-            assert phrases.described[(rel, out)], (rel, out)
-            # every phrasing names the hop's start: the entity X, or "those"/"that" earlier answers
-            assert all(
-                "X" in p or re.search(r"\b(those|that)\b", p) for p in phrases.phrases(rel, out)
-            ), (rel, out)
+            phrases = profile.step_phrases(PathStep(rel, out))
+            assert phrases, (rel, out)
+            # every phrasing names the hop's start: the entity X, or "those"/"that" answers
+            assert all("X" in p or re.search(r"\b(those|that)\b", p) for p in phrases), (rel, out)
 
 
-def test_unknown_relations_get_generated_phrasings(tmp_path):
-    phrases = RelationPhrases({})
-    assert phrases.phrases("founded_by", True) == generated_phrases("founded_by", True)
-    assert "founded by" in phrases.phrases("founded_by", False)[0]
-    with pytest.raises(ConfigError, match="cannot read relation phrasings"):
-        RelationPhrases.load(tmp_path / "missing.toml")
-    own = tmp_path / "r.toml"
-    own.write_text('[founded_by]\nout = ["who founded X"]\n')
-    assert RelationPhrases.load(own).phrases("founded_by", True) == ["who founded X"]
+def test_unknown_relations_get_generated_phrasings():
+    profile = KBProfile("derived", "", {})
+    generated = profile.step_phrases(PathStep("founded_by", True))
+    assert generated == step_phrasings(PathStep("founded_by", True), rule_words("founded_by"))
+    assert any("founded by" in p for p in profile.step_phrases(PathStep("founded_by", False)))
+    assert all("X" in p for p in generated)
 
 
 def test_normalize_question_replaces_the_bracketed_entity():
@@ -63,13 +92,16 @@ def test_phrase_scorer_takes_the_best_phrasing_and_embeds_each_option_once():
         calls.append(list(texts))
         return np.array([table.get(t, table["q"]) for t in texts], dtype=np.float32)
 
-    phrases = RelationPhrases(
-        {
-            ("written_by", True): ["who wrote X", "movies written by X"],
-            ("directed_by", True): ["who directed X"],
-        }
+    profile = KBProfile(
+        "file",
+        "",
+        {},
+        phrases={
+            PathStep("written_by", True): ("who wrote X", "movies written by X"),
+            PathStep("directed_by", True): ("who directed X",),
+        },
     )
-    score = phrase_scorer(embed, phrases)
+    score = phrase_scorer(embed, profile)
     groups = {("written_by", True): [], ("directed_by", True): []}
     first = score("q", groups)
     assert first[("written_by", True)] == pytest.approx(1.0)
@@ -84,61 +116,71 @@ def _llama_grammar(text):
 
 
 def test_step_vocabulary_maps_each_step_to_one_relation_and_direction():
-    from kgqa.pipeline.relations import StepVocabulary
-
-    vocab = StepVocabulary(RelationPhrases.load())
-    assert vocab.key("movies written by [Roger L. Simon]") == ("written_by", False)
-    assert vocab.key("writers of those movies?") == ("written_by", True)
-    assert vocab.key("movies starring those writers") == ("starred_actors", False)
-    assert vocab.key("movies of those directors?") == ("directed_by", False)
-    assert vocab.key("movies of those strangers") is None
-    assert vocab.key("directors of [Gigi]") == ("directed_by", True)
-    assert vocab.key("movies tagged [stanley kubrick]") == ("has_tags", False)
-    assert vocab.key("who directed it") is None
+    vocab = StepVocabulary(metaqa())
+    movie_steps = [PathStep(r, True) for r in METAQA_RELATIONS]
+    person = [PathStep("written_by", False), PathStep("directed_by", False)]
+    assert vocab.keys(["movies written by [Roger L. Simon]"], person) == [
+        PathStep("written_by", False)
+    ]
+    assert vocab.keys(["movies written by [X]", "writers of those movies?"], person) == [
+        PathStep("written_by", False),
+        PathStep("written_by", True),
+    ]
+    assert vocab.keys(["directors of [Gigi]", "movies of those directors?"], movie_steps) == [
+        PathStep("directed_by", True),
+        PathStep("directed_by", False),
+    ]
+    assert vocab.keys(["movies of those strangers"], person) == [None]
+    assert vocab.keys(["movies tagged [stanley kubrick]"], [PathStep("has_tags", False)]) == [
+        PathStep("has_tags", False)
+    ]
+    assert vocab.keys(["who directed it"], movie_steps) == [None]
     # every packaged relation has a step each way, and no two steps read alike
-    steps = {
-        (rel, out): vocab.key(f"{noun} of those movies" if out else f"movies {verb} [E]")
-        for rel, (noun, verb) in vocab.words.items()
-        for out in (True, False)
-    }
-    assert all(steps[k] == k for k in steps) and len(steps) == 18
+    texts = {s: vocab.write([s], "E")[0] for s in vocab.steps}
+    assert len(texts) == 18 and len(set(texts.values())) == 18
 
 
 def test_step_grammar_starts_at_the_topics_relations_and_alternates_sides():
-    from kgqa.pipeline.relations import StepVocabulary
-
-    vocab = StepVocabulary(RelationPhrases.load())
-    text = vocab.grammar([("written_by", False), ("no_such_relation", True)], 3)
+    vocab = StepVocabulary(metaqa())
+    text = vocab.grammar([PathStep("written_by", False), PathStep("no_such_relation", True)], 3)
     _llama_grammar(text)  # llama.cpp accepts it
     rules = dict(line.split(" ::= ", 1) for line in text.strip().splitlines())
     # step 1: only what the topic entity has, written with its [brackets]
     assert '"movies written by "' in rules["root"] and "directors of" not in rules["root"]
     assert "no_such" not in text
+    after_in = rules[f"s1-{vocab._index[PathStep('written_by', False)]}"]
     # after an in-step the frontier is movies: only out-steps ("... of those movies"), or the end
-    after_in = rules["s1-i-written-by"]
-    assert '"<END>"' in after_in and '"writers of those movies"' in after_in
+    assert '"<END>"' in after_in and '"writers of " "those movies"' in after_in
     assert "movies directed by" not in after_in
-    # after an out-step it is the relation's objects: the only way on is back into movies
-    # along the same relation ("movies of those writers"), or the end
-    after_out = rules["s2-o-written-by"]
-    assert after_out == '"\\n" "<END>" | "\\n3. " ("movies of those writers" s3-i-written-by)'
+    # after an out-step it is the relation's objects: the only way on (the MetaQA profile's
+    # rule) is back into movies along the same relation ("movies of those writers")
+    after_out = rules[f"s2-{vocab._index[PathStep('written_by', True)]}"]
+    back = vocab._index[PathStep("written_by", False)]
+    assert after_out == f'"\\n" "<END>" | "\\n3. " ("movies of those writers" s3-{back})'
     # the last allowed step can only end
-    assert rules["s3-o-written-by"] == '"\\n" "<END>"'
+    assert rules[f"s3-{back}"] == '"\\n" "<END>"'
     with pytest.raises(ValueError):
-        vocab.grammar([("no_such_relation", True)], 3)
+        vocab.grammar([PathStep("no_such_relation", True)], 3)
 
 
 def test_own_relations_get_a_generated_step_vocabulary(tmp_path):
-    from kgqa.pipeline.relations import StepVocabulary
-
-    own = tmp_path / "rel.toml"
+    own = tmp_path / "companies.toml"
     own.write_text(
-        'subject_noun = "companies"\n[founded_by]\nnoun = "founders"\nverb = "founded by"\n'
-        'out = ["who founded X"]\n',
+        'subject_noun = "companies"\n[relations.founded_by]\nobject = "founders"\n'
+        'verb = "founded by"\nout = ["who founded X"]\n',
         encoding="utf-8",
     )
-    vocab = StepVocabulary(RelationPhrases.load(own), ["founded_by", "based_in"])
-    assert vocab.key("companies founded by [Ada]") == ("founded_by", False)
-    assert vocab.key("based in of those companies") == ("based_in", True)
-    assert vocab.key("companies of those founders") == ("founded_by", False)
-    _llama_grammar(vocab.grammar([("founded_by", False)], 2))
+    facts = [("Acme", "founded_by", "Ada"), ("Acme", "based_in", "Oslo")]
+    store = MemoryStore(Triple(triple_id(s, r, o), s, r, o) for s, r, o in facts)
+    profile = apply_profile_file(derive_profile(store, "sha256:c"), own)
+    vocab = StepVocabulary(profile)
+    assert vocab.keys(["companies founded by [Ada]"], [PathStep("founded_by", False)]) == [
+        PathStep("founded_by", False)
+    ]
+    based = vocab.write([PathStep("based_in", True)], "Acme")[0]
+    assert based.endswith("of [Acme]") and "based in" in based
+    assert vocab.write([PathStep("founded_by", True), PathStep("founded_by", False)], "Acme") == [
+        "founders of [Acme]",
+        "companies of those founders",
+    ]
+    _llama_grammar(vocab.grammar([PathStep("founded_by", False)], 2))

@@ -1,0 +1,326 @@
+"""``--mode graph``: the LLM writes the question's steps in the KB's own vocabulary under a
+grammar over the real schema; the graph answers each step with real entities
+(:mod:`kgqa.graphmode.walk`); an LLM synthesis is optional.
+
+The LLM spends tokens only where it adds understanding: splitting the question into steps.
+A one-step question's relation is chosen by the cheaper signal that measured best
+(``one_step``: the question's embedding against each step's phrasings, or the LLM's own
+first step); several topic entities are answered together, each along one of its own steps,
+where their answers meet. The answer set is read off the graph, so it cannot contain an
+entity that no triple supports.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from kgqa.errors import ConfigError, KGQAError
+from kgqa.graph.paths import PathStep
+from kgqa.graphmode.vocabulary import END, StepVocabulary
+from kgqa.graphmode.walk import GraphWalker, Hop, Option, steps_of
+from kgqa.llm.base import LLM
+from kgqa.pipeline.decompose import Decomposer
+from kgqa.pipeline.pipeline import PipelineParams
+from kgqa.pipeline.synthesize import Synthesizer
+from kgqa.profile.model import KBProfile
+from kgqa.prompts import PromptTemplate
+from kgqa.types import Answer, AnswerEntity, ScoredTriple, StageCost, SubAnswer
+
+# Token budget of the step decomposition.
+STEP_TOKENS = 96
+# How many answer names the prose answer lists before "and N more".
+_SHOWN = 10
+ONE_STEP_CHOICES = ("phrases", "llm")
+
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+# Words that glue a step together but ask for nothing; the KB profile adds the names of its
+# kinds of node ("film [Saw V]?" asks for nothing in a movie graph).
+_EMPTY_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "about",
+        "in",
+        "on",
+        "by",
+        "that",
+        "this",
+        "those",
+        "it",
+        "its",
+        "is",
+        "was",
+        "are",
+        "what",
+        "which",
+        "who",
+        "whom",
+    ]
+)
+
+
+def asks_something(step: str, stop_words: Iterable[str] = ()) -> bool:
+    """False for a step that only names the entity ("film [Saw V]?"): small models sometimes
+    open with one, which would send the walk along an arbitrary relation."""
+    empty = _EMPTY_WORDS | frozenset(stop_words)
+    words = re.findall(r"[a-z']+", _BRACKETED.sub(" ", step).lower())
+    return any(w not in empty for w in words)
+
+
+def render_answer(entities: Sequence[AnswerEntity]) -> str:
+    names = [e.name for e in entities[:_SHOWN]]
+    more = len(entities) - len(names)
+    return ", ".join(names) + (f" (and {more} more)" if more > 0 else "")
+
+
+def describe_hops(hops: Sequence[Hop]) -> str:
+    steps = []
+    for i, hop in enumerate(hops, 1):
+        start = f"from [{hop.start}]: " if hop.start else ""
+        if hop.restated:
+            best = hop.options[0].describe() if hop.options else "?"
+            steps.append(
+                f"{i}. {hop.sub_question} -> {best} leads only back to the question's entity: "
+                "a restatement of the previous step, skipped"
+            )
+            continue
+        if hop.missing is not None:
+            arrow = Option(hop.missing.relation, hop.missing.outgoing, 0.0, 0).describe()
+            steps.append(f"{i}. {hop.sub_question} -> {arrow} is not at the frontier: skipped")
+            continue
+        if hop.chosen is None:
+            steps.append(f"{i}. {start}{hop.sub_question} -> no relation found at the frontier")
+            continue
+        steps.append(
+            f"{i}. {start}{hop.sub_question} -> follow {hop.chosen.describe()} "
+            f"(score {hop.chosen.score:.2f}) -> {len(hop.entities)} entities"
+        )
+    return "\n".join(steps)
+
+
+def step_example_turns(
+    profile: KBProfile, vocabulary: StepVocabulary | None, hints: bool = False
+) -> list[tuple[str, str]]:
+    """The profile's examples as (question, numbered steps) turns of the step prompt, written
+    exactly as the grammar writes them; ``hints``: each question followed by its topic
+    entity's first steps (as every question is then, :func:`with_hint`)."""
+    turns = []
+    for e in profile.examples:
+        if not e.steps and not e.path:
+            continue  # an example for the paper's prompts only
+        topic = next(iter(_BRACKETED.findall(e.question)), "[?]")[1:-1]
+        steps = (
+            vocabulary.write(e.path, topic)
+            if vocabulary is not None and e.path and all(s in vocabulary for s in e.path)
+            else list(e.steps)
+        )
+        body = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+        question = (
+            with_hint(e.question, vocabulary, e.first) if hints and vocabulary else e.question
+        )
+        turns.append((question, f"{body}\n{END}"))
+    return turns
+
+
+def with_hint(question: str, vocabulary: StepVocabulary, first: Sequence[PathStep]) -> str:
+    """The question and the first steps its topic entity has ("first step, one of: clubs of,
+    countries of, ..."): a small model held to a grammar writes better when it has seen the
+    words it may use, instead of being forced off the words it wanted mid-step."""
+    options = vocabulary.first_texts(first)
+    return f"{question}\n(first step, one of: {'; '.join(options)})" if options else question
+
+
+def uses_hints(profile: KBProfile) -> bool:
+    """Hints need every step example to know its topic's first steps (derived examples do;
+    a profile file's hand-written ones do not)."""
+    shown = [e for e in profile.examples if e.steps or e.path]
+    return bool(shown) and all(e.first for e in shown)
+
+
+class GraphPipeline:
+    """Implements :class:`kgqa.pipeline.base.QAPipeline` for ``mode == "graph"``."""
+
+    mode = "graph"
+
+    def __init__(
+        self,
+        llm: LLM | None,
+        walker: GraphWalker,
+        params: PipelineParams | None = None,
+        *,
+        profile: KBProfile | None = None,
+        decompose: bool = True,
+        synthesize: bool = False,
+        prompt: str = "decompose_steps",
+        grammar: bool = True,
+        one_step: str = "phrases",
+    ):
+        if (decompose or synthesize) and llm is None:
+            raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
+        if one_step not in ONE_STEP_CHOICES:
+            raise ConfigError(f"one_step must be one of {', '.join(ONE_STEP_CHOICES)}")
+        self.params = params or PipelineParams()
+        self.walker = walker
+        self.profile = profile
+        self.decompose = decompose
+        self.synthesize = synthesize
+        self.one_step = one_step
+        # With a vocabulary the decomposition is held by a grammar to steps that each name one
+        # (relation, direction) the frontier can have; without one, steps are free text and
+        # the walk scores what they mean.
+        self.vocabulary = StepVocabulary(profile) if profile is not None and grammar else None
+        pdir = self.params.prompts_dir
+        # Greedy: the steps must follow the examples' shapes, not vary from run to run. Terse
+        # steps take 10-40 tokens; the cap bounds a runaway generation at a few seconds.
+        self.step_params = self.params.gen.with_(
+            temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
+        )
+        self.hints = profile is not None and self.vocabulary is not None and uses_hints(profile)
+        examples = (
+            step_example_turns(profile, self.vocabulary, self.hints) if profile is not None else []
+        )
+        self.decomposer = (
+            Decomposer(
+                llm,
+                self.step_params,
+                PromptTemplate(prompt, pdir, examples=examples),
+                max_sub_questions=self.params.max_sub_questions,
+            )
+            if decompose and llm is not None
+            else None
+        )
+        # The fixed instructions and examples are evaluated once, not for every question.
+        pin = getattr(llm, "pin_prefix", None)
+        if pin is not None and self.decomposer is not None:
+            pin(self.decomposer.template.render(question=""))
+        self.synthesizer = (
+            Synthesizer(
+                llm,
+                self.params.gen.with_(max_tokens=self.params.synthesis_max_tokens),
+                PromptTemplate("synthesize", pdir),
+            )
+            if synthesize and llm is not None
+            else None
+        )
+
+    def first_steps(self, entities: Sequence[str]) -> list[PathStep]:
+        """The steps the topic entities have that the vocabulary can write."""
+        if self.vocabulary is None:
+            return []
+        return [s for s in self.walker.options_at(entities) if s in self.vocabulary]
+
+    def step_grammar(self, entities: Sequence[str]) -> str | None:
+        """The step grammar for a question about ``entities``: its first step follows a step
+        they have. ``None`` (free steps) without a vocabulary or when the entities have no
+        step the vocabulary knows."""
+        if self.vocabulary is None:
+            return None
+        first = self.first_steps(entities)
+        return self.vocabulary.grammar(first, self.params.hops) if first else None
+
+    def answer(self, question: str, entities: Sequence[str]) -> Answer:
+        entities = tuple(dict.fromkeys(entities))
+        if not entities:
+            raise KGQAError(
+                "no topic entity: pass --entity NAME or write it in [brackets] in the question"
+            )
+        costs: list[StageCost] = []
+        reasoning = ""
+        if len(entities) > 1:
+            start = time.perf_counter()
+            hops, answer_entities = self.walker.intersect(entities, question)
+            costs.append(StageCost("graph_walk", time.perf_counter() - start))
+        else:
+            sub_questions: Sequence[str] = (question,)
+            keys: list[PathStep | None] | None = None
+            if self.decomposer is not None:
+                first = self.first_steps(entities)
+                grammar = (
+                    self.vocabulary.grammar(first, self.params.hops)
+                    if first and self.vocabulary is not None
+                    else None
+                )
+                asked = (
+                    with_hint(question, self.vocabulary, first)
+                    if self.hints and self.vocabulary is not None
+                    else question
+                )
+                decomposition = self.decomposer.run(asked, costs, grammar=grammar)
+                decomposition = replace(decomposition, question=question)
+                reasoning = decomposition.reasoning
+                steps = list(decomposition.sub_questions)
+                parsed = None
+                if grammar is not None and self.vocabulary is not None:
+                    parsed = self.vocabulary.keys(steps, first)
+                else:
+                    # Free steps: drop one that only names the entity ("film [Saw V]?").
+                    stop = self.profile.stop_words if self.profile is not None else ()
+                    steps = [q for q in steps if asks_something(q, stop)]
+                if len(steps) > 1:
+                    sub_questions, keys = tuple(steps), parsed
+                elif self.one_step == "llm" and parsed and parsed[0] is not None:
+                    # The LLM's own first step, chosen under the grammar among the topic's.
+                    sub_questions, keys = (question,), parsed[:1]
+                # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1):
+                # its own words choose the relation among the topic entity's.
+            start = time.perf_counter()
+            hops, answer_entities = self.walker.walk(entities, sub_questions, keys)
+            costs.append(StageCost("graph_walk", time.perf_counter() - start))
+        subs = tuple(
+            SubAnswer(
+                i,
+                hop.sub_question,
+                hop.sub_question,
+                render_answer([AnswerEntity(n) for n in hop.entities]),
+                evidence=tuple(ScoredTriple(t, hop.chosen.score) for t in hop.triples)
+                if hop.chosen
+                else (),
+                entities=hop.entities,
+            )
+            for i, hop in enumerate(hops, 1)
+        )
+        walk = describe_hops(hops)
+        reasoning = f"{reasoning}\n{walk}".strip() if reasoning else walk
+        text = render_answer(answer_entities) if answer_entities else "no answer found in the graph"
+        if self.synthesizer is not None and answer_entities:
+            text = self.synthesizer.run(question, reasoning, subs, costs)
+        evidence = sorted({tid for a in answer_entities for tid in a.support})
+        # The steps the walk followed, [[relation, "out" | "in"], ...]: what the faithfulness
+        # check walks for omissions when no gold path is known (ask --check). Several topic
+        # entities follow one step each from their own entity: no single path.
+        followed = [h.chosen for h in hops if not h.restated and h.missing is None]
+        path = (
+            {"path": [s.as_list() for s in steps_of(hops)]}
+            if hops and all(followed) and len(entities) == 1
+            else {}
+        )
+        return Answer(
+            question=question,
+            entities_in=entities,
+            mode=self.mode,
+            text=text,
+            reasoning=reasoning,
+            sub_answers=subs,
+            answer_entities=tuple(answer_entities),
+            evidence_ids=tuple(evidence),
+            costs=tuple(costs),
+            candidates_count=sum(len(h.triple_ids) for h in hops),
+            parameters=self.params.as_dict(self.mode)
+            | {
+                "decompose": self.decompose,
+                "synthesize": self.synthesize,
+                "decompose_temperature": self.step_params.temperature,
+                "decompose_max_tokens": self.step_params.max_tokens,
+                "step_grammar": self.vocabulary is not None,
+                "one_step": self.one_step,
+                "step_hints": self.hints,
+                "profile": self.profile.source if self.profile is not None else None,
+            }
+            | path,
+        )

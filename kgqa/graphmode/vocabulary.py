@@ -1,0 +1,182 @@
+"""The steps graph mode's decomposition may write, and the GBNF grammar that holds the LLM to
+them, over the real schema of the KB (its profile).
+
+A step follows one relation one way (:class:`~kgqa.graph.paths.PathStep`), written in the
+KB's own words (:mod:`kgqa.profile.steps`): "directors of [Gigi]", "movies directed by those
+directors", "movies of those directors" (straight back along the relation just followed out).
+Step 1 follows a relation the topic entity really has; each later step one that the nodes
+reached by the previous step have (the profile's transitions), for any relation and either
+direction — arbitrary chains such as person -> spouse -> person -> nationality, or the same
+relation twice. Each written step maps back to exactly one step: the grammar tracks the
+state, and :meth:`StepVocabulary.keys` replays it, so the walk needs no guess about what a
+step meant. Two steps that would read alike at the same point get their relation's words
+added ("countries (plays for country) of [X]").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from kgqa.graph.paths import PathStep
+from kgqa.profile.model import KBProfile
+from kgqa.profile.steps import back_text, reached_noun, step_text
+
+END = "<END>"
+_GBNF_SPECIAL = str.maketrans({"\\": "\\\\", '"': '\\"'})
+_ANCHOR = "\x00"  # stands for the anchor while texts are compared
+
+
+def _lit(text: str) -> str:
+    return '"' + text.translate(_GBNF_SPECIAL) + '"'
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.strip().rstrip("?").lower().split())
+
+
+class StepVocabulary:
+    """Step texts, their parse, and the step grammar for one KB profile."""
+
+    def __init__(self, profile: KBProfile):
+        self.profile = profile
+        # Canonical steps only: an inverse relation is its partner read the other way.
+        self.relations = sorted(r for r in profile.relations if self._is_canonical(r))
+        self.steps = [PathStep(r, o) for r in self.relations for o in (True, False)]
+        self._index = {s: i for i, s in enumerate(self.steps)}
+
+    def _is_canonical(self, relation: str) -> bool:
+        return self.profile.canonical(PathStep(relation, True)).relation == relation
+
+    def __contains__(self, step: object) -> bool:
+        return step in self._index
+
+    # -- texts ------------------------------------------------------------------------------
+    def _texts(self, options: Sequence[PathStep], previous: PathStep | None) -> dict[PathStep, str]:
+        """Each option written from the current point (``_ANCHOR`` for the anchor), with the
+        relation's words added where two options would read alike."""
+
+        def text(step: PathStep, qualify: bool) -> str:
+            words = self.profile.words(step.relation)
+            if qualify:
+                words = replace(
+                    words,
+                    object=f"{words.object} ({words.words})",
+                    subject=f"{words.subject} ({words.words})",
+                )
+            if (
+                previous is not None
+                and previous.outgoing
+                and step == PathStep(previous.relation, False)
+            ):
+                return back_text(words)
+            return step_text(step, words, _ANCHOR)
+
+        plain = {s: text(s, False) for s in options}
+        seen: dict[str, int] = {}
+        for t in plain.values():
+            seen[_norm(t)] = seen.get(_norm(t), 0) + 1
+        return {s: (text(s, True) if seen[_norm(t)] > 1 else t) for s, t in plain.items()}
+
+    def anchor_after(self, step: PathStep) -> str:
+        """How a later step speaks of the nodes ``step`` reached: "those directors"."""
+        return f"those {reached_noun(step, self.profile.words(step.relation))}"
+
+    def options_after(self, step: PathStep) -> list[PathStep]:
+        return [s for s in self.profile.next_steps(step) if s in self._index]
+
+    def write(self, path: Sequence[PathStep], topic: str) -> list[str]:
+        """The steps of ``path`` from ``[topic]`` as the grammar writes them."""
+        out: list[str] = []
+        previous: PathStep | None = None
+        for step in path:
+            options = [step] if previous is None else self.options_after(previous) or [step]
+            texts = self._texts(options, previous)
+            anchor = f"[{topic}]" if previous is None else self.anchor_after(previous)
+            out.append(
+                texts.get(step, step_text(step, self.profile.words(step.relation), anchor)).replace(
+                    _ANCHOR, anchor
+                )
+            )
+            previous = step
+        return out
+
+    def first_texts(self, first: Iterable[PathStep]) -> list[str]:
+        """The first steps as they begin, without their anchor ("clubs of", "players of")."""
+        options = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
+        texts = self._texts(options, None)
+        return [" ".join(texts[s].replace(_ANCHOR, " ").split()) for s in options]
+
+    # -- parsing ----------------------------------------------------------------------------
+    def keys(self, steps: Sequence[str], first: Iterable[PathStep]) -> list[PathStep | None]:
+        """The step each written step follows, replaying the grammar from the topic's
+        options ``first``; ``None`` for a step that is not in the vocabulary (then the rest
+        are ``None`` too: the state is lost)."""
+        options = [s for s in dict.fromkeys(first) if s in self._index]
+        previous: PathStep | None = None
+        found: list[PathStep | None] = []
+        for written in steps:
+            texts = self._texts(options, previous)
+            anchor = (
+                r"\[.+\]" if previous is None else re.escape(_norm(self.anchor_after(previous)))
+            )
+            match = None
+            target = _norm(written)
+            for step, text in texts.items():
+                pattern = re.escape(_norm(text)).replace(re.escape(_ANCHOR.lower()), anchor)
+                if re.fullmatch(pattern, target):
+                    match = step
+                    break
+            found.append(match)
+            if match is None:
+                found.extend([None] * (len(steps) - len(found)))
+                break
+            previous = match
+            options = self.options_after(match)
+        return found
+
+    # -- the grammar ------------------------------------------------------------------------
+    def grammar(self, first: Iterable[PathStep], max_steps: int, end: str = END) -> str:
+        """GBNF for up to ``max_steps`` numbered steps, then ``end``: step 1 follows one of
+        ``first`` (the topic entity's own steps), each later one a step that the nodes reached
+        can follow."""
+        start = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
+        if not start or max_steps < 1:
+            raise ValueError("a step grammar needs at least one first option and one step")
+        rules: dict[str, str] = {}
+
+        def state(n: int, step: PathStep) -> str:
+            return f"s{n}-{self._index[step]}"
+
+        def alternatives(options: list[PathStep], previous: PathStep | None, n: int) -> str:
+            texts = self._texts(options, previous)
+            anchor = '"[" [^\\]\\n]+ "]"' if previous is None else _lit(self.anchor_after(previous))
+            parts = []
+            for step in options:
+                text = texts[step]
+                pieces = text.split(_ANCHOR)
+                lits = " ".join(
+                    (_lit(p) + " " + anchor) if i < len(pieces) - 1 else _lit(p)
+                    for i, p in enumerate(pieces)
+                    if p or i < len(pieces) - 1
+                ).replace('"" ', "")
+                parts.append(f"{lits} {state(n, step)}")
+            return " | ".join(parts)
+
+        rules["root"] = f'"1. " ({alternatives(start, None, 1)})'
+        frontier = {(1, s) for s in start}
+        done: set[tuple[int, PathStep]] = set()
+        while frontier:
+            n, step = frontier.pop()
+            if (n, step) in done:
+                continue
+            done.add((n, step))
+            nxt = self.options_after(step) if n < max_steps else []
+            if nxt:
+                more = f'"\\n{n + 1}. " ({alternatives(nxt, step, n + 1)})'
+                rules[state(n, step)] = f'"\\n" {_lit(end)} | {more}'
+                frontier |= {(n + 1, s) for s in nxt}
+            else:
+                rules[state(n, step)] = f'"\\n" {_lit(end)}'
+        return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"

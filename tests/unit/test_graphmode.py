@@ -1,0 +1,151 @@
+"""Graph mode over a derived profile: the step vocabulary and grammar over the real schema,
+steps parsed back to (relation, direction), inverse relations read as one, several topic
+entities intersected. Invented people KB (tests/unit/test_profile.py)."""
+
+from __future__ import annotations
+
+import pytest
+from people_kb import derived, store
+
+from kgqa.graph.paths import PathStep
+from kgqa.graphmode.pipeline import GraphPipeline, step_example_turns
+from kgqa.graphmode.vocabulary import StepVocabulary
+from kgqa.graphmode.walk import GraphWalker
+from kgqa.llm.fake import ScriptedLLM
+from kgqa.profile.model import RelationWords
+
+pytestmark = pytest.mark.unit
+
+
+def named_profile():
+    """The derived profile with hand-set words (what the LLM namer would give)."""
+    p = derived()
+    words = {
+        "spouse": RelationWords("spouse", "people", "spouses", "married to"),
+        "nationality": RelationWords("nationality", "people", "countries", "citizens of"),
+        "has_child": RelationWords("has child", "parents", "children", "parents of"),
+        "profession": RelationWords("profession", "people", "professions", "working as"),
+        "capital": RelationWords("capital", "countries", "capitals", "with capital"),
+    }
+    from dataclasses import replace
+
+    return p.with_(
+        relations={r: replace(rel, words=words.get(r, rel.words)) for r, rel in p.relations.items()}
+    )
+
+
+def _llama_grammar(text: str) -> object:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    return llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+
+
+def test_vocabulary_holds_canonical_steps_only() -> None:
+    vocab = StepVocabulary(named_profile())
+    assert PathStep("has_child", False) in vocab
+    assert PathStep("has_child_inverse", True) not in vocab
+
+
+def test_written_steps_parse_back_to_one_step_each() -> None:
+    vocab = StepVocabulary(named_profile())
+    first = [PathStep("spouse", True), PathStep("nationality", True), PathStep("has_child", True)]
+    steps = ["spouses of [Ada]", "countries of those spouses", "capitals of those countries"]
+    assert vocab.keys(steps, first) == [
+        PathStep("spouse", True),
+        PathStep("nationality", True),
+        PathStep("capital", True),
+    ]
+    # a step the topic cannot take, and everything after it, is not in the vocabulary
+    assert vocab.keys(["capitals of [Ada]", "countries of those capitals"], first) == [None, None]
+    # written steps round-trip
+    path = [PathStep("has_child", True), PathStep("has_child", False)]
+    assert vocab.keys(vocab.write(path, "Ada"), first) == path
+    assert vocab.write(path, "Ada") == ["children of [Ada]", "parents of those children"]
+
+
+def test_the_grammar_follows_the_schema_and_compiles() -> None:
+    vocab = StepVocabulary(named_profile())
+    text = vocab.grammar([PathStep("nationality", True)], 2)
+    _llama_grammar(text)
+    rules = dict(line.split(" ::= ", 1) for line in text.strip().splitlines())
+    assert '"countries of "' in rules["root"] and "spouses of" not in rules["root"]
+    after = rules[f"s1-{vocab._index[PathStep('nationality', True)]}"]
+    assert '"capitals of "' in after and '"<END>"' in after
+    assert "spouses of" not in after  # countries have no spouses
+    with pytest.raises(ValueError):
+        vocab.grammar([], 2)
+
+
+def test_steps_that_would_read_alike_get_their_relations_words() -> None:
+    from dataclasses import replace
+
+    p = named_profile()
+    clash = replace(p.relations["profession"].words, object="countries")
+    p = p.with_(
+        relations={**p.relations, "profession": replace(p.relations["profession"], words=clash)}
+    )
+    vocab = StepVocabulary(p)
+    first = [PathStep("nationality", True), PathStep("profession", True)]
+    text = vocab.grammar(first, 1)
+    assert "countries (nationality) of " in text and "countries (profession) of " in text
+    assert vocab.keys(["countries (profession) of [Ada]"], first) == [PathStep("profession", True)]
+
+
+def walker(profile) -> GraphWalker:
+    def scorer(text, groups):
+        text = text.lower()
+        return {k: float(any(w in text for w in profile.words(k[0]).words.split())) for k in groups}
+
+    return GraphWalker(store().frontier_edges, scorer, canonical=profile.canonical)
+
+
+def test_an_inverse_relation_feeds_the_same_step() -> None:
+    p = named_profile()
+    w = walker(p)
+    # Cy's parents: stored as has_child (Ada, Ben -> Cy) and as has_child_inverse (Cy -> Ada)
+    hops, answers = w.walk(["Cy"], ["parents of [Cy]"], [PathStep("has_child", False)])
+    assert {a.name for a in answers} == {"Ada", "Ben"}
+    assert all(len(a.support) == 2 for a in answers)  # one triple each way
+
+
+def test_several_topic_entities_meet_where_their_steps_agree() -> None:
+    p = named_profile()
+    hops, answers = walker(p).intersect(["Norland", "Painter"], "which painter is from [Norland]")
+    assert [a.name for a in answers] == ["Cy"]
+    assert {h.start for h in hops} == {"Norland", "Painter"}
+    assert len(answers[0].support) == 2  # one triple from each topic entity
+
+
+def test_pipeline_writes_steps_in_the_kbs_words_and_follows_them() -> None:
+    p = named_profile()
+    llm = ScriptedLLM().enqueue(["1. spouses of [Ada]\n2. countries of those spouses\n<END>"])
+    pipe = GraphPipeline(llm, walker(p), profile=p)
+    answer = pipe.answer("what is the nationality of [Ada]'s spouse", ["Ada"])
+    assert [e.name for e in answer.answer_entities] == ["Ostmark"]
+    assert answer.parameters["path"] == [["spouse", "out"], ["nationality", "out"]]
+    prompt = llm.calls[0].text
+    assert "movie" not in prompt.lower()
+    # the prompt's examples are the KB's own, written as the grammar writes them
+    for question, steps in step_example_turns(p, pipe.vocabulary):
+        assert question in prompt and steps.splitlines()[0] in prompt
+    assert llm.calls[0].params.grammar is not None
+
+
+def test_one_step_choice_by_phrases_or_by_the_llm() -> None:
+    p = named_profile()
+    llm = ScriptedLLM().enqueue(["1. professions of [Ada]\n<END>"] * 2)
+    by_llm = GraphPipeline(llm, walker(p), profile=p, one_step="llm")
+    assert by_llm.answer("what does [Ada] do", ["Ada"]).answer_entities[0].name == "Engineer"
+    by_phrases = GraphPipeline(llm, walker(p), profile=p, one_step="phrases")
+    # the scorer reads "nationality" in the question itself
+    answer = by_phrases.answer("what nationality is [Ada]", ["Ada"])
+    assert answer.answer_entities[0].name == "Norland"
+
+
+def test_multi_entity_questions_need_no_decomposition() -> None:
+    p = named_profile()
+    llm = ScriptedLLM()
+    answer = GraphPipeline(llm, walker(p), profile=p).answer(
+        "which painter is from [Norland]", ["Norland", "Painter"]
+    )
+    assert [e.name for e in answer.answer_entities] == ["Cy"] and not llm.calls
+    assert "path" not in answer.parameters

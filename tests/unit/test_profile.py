@@ -1,0 +1,184 @@
+"""The KB profile: words from relation names in any convention, derivation from a graph
+(inverse and symmetric relations, transitions, kinds, examples), the LLM namer, profile
+files, storage. The KB here is invented and about people, not movies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgqa.errors import ConfigError, IndexMismatch
+from kgqa.graph.paths import PathStep
+from kgqa.llm.fake import ScriptedLLM
+from kgqa.profile.derive import rule_words
+from kgqa.profile.files import apply_profile_file, packaged_profiles, read_profile_file
+from kgqa.profile.model import KBProfile
+from kgqa.profile.namer import RelationNamer
+from kgqa.profile.words import relation_name
+
+pytestmark = pytest.mark.unit
+
+from people_kb import derived, store  # noqa: E402  (the invented KB)
+
+
+@pytest.mark.parametrize(
+    ("name", "words", "inverse"),
+    [
+        ("directed_by", "directed by", False),
+        ("birthPlace", "birth place", False),
+        ("__people__person__place_of_birth", "place of birth", False),
+        ("people.person.nationality", "nationality", False),
+        ("http://dbpedia.org/ontology/birthPlace", "birth place", False),
+        ("<http://example.org/vocab#hasChild>", "has child", False),
+        ("dbo:spouse", "spouse", False),
+        ("plays_in_club_inverse", "plays in club", True),
+        ("~parent", "parent", True),
+        ("member of", "member of", False),
+    ],
+)
+def test_relation_words_in_any_convention(name: str, words: str, inverse: bool) -> None:
+    parsed = relation_name(name)
+    assert (parsed.words, parsed.inverse) == (words, inverse)
+
+
+def test_cryptic_names_are_told_apart() -> None:
+    assert relation_name("P31").cryptic and not relation_name("spouse").cryptic
+
+
+def test_rule_words_read_nouns_out_of_names() -> None:
+    assert rule_words("has_genre").object == "genres"
+    assert rule_words("place_of_birth").object == "places of birth"
+    assert rule_words("capital").object == "capitals"
+
+
+def test_derivation_finds_inverse_and_symmetric_relations() -> None:
+    p = derived()
+    assert p.relations["spouse"].symmetric
+    assert p.relations["has_child"].inverse == "has_child_inverse"
+    # the inverse-marked one is read as its partner followed the other way
+    assert p.canonical(PathStep("has_child_inverse", True)) == PathStep("has_child", False)
+    assert p.canonical(PathStep("has_child", True)) == PathStep("has_child", True)
+    assert p.relations["nationality"].inverse is None
+
+
+def test_derivation_learns_which_steps_follow_which() -> None:
+    p = derived()
+    after_spouse = set(p.next_steps(PathStep("spouse", True)))
+    assert PathStep("nationality", True) in after_spouse
+    assert PathStep("capital", True) not in after_spouse  # people have no capital
+    assert PathStep("capital", True) in p.next_steps(PathStep("nationality", True))
+    # canonical steps only: the inverse-marked relation never appears
+    assert all(s.relation != "has_child_inverse" for nxt in p.transitions.values() for s in nxt)
+
+
+def test_derivation_groups_nodes_into_kinds() -> None:
+    p = derived()
+    people = p.kind_of(PathStep("spouse", True))
+    assert people is not None and PathStep("nationality", False) in people.ends
+    country = p.kind_of(PathStep("nationality", True))
+    assert country is not None and country != people
+
+
+def test_examples_are_real_paths_that_reach_answers() -> None:
+    p = derived()
+    s = store()
+    assert p.examples
+    assert {len(e.path) for e in p.examples} >= {1, 2}
+    for e in p.examples:
+        topic = e.question[e.question.index("[") + 1 : e.question.index("]")]
+        assert s.walk([topic], e.path)[-1], e
+        assert len(e.steps) == len(e.path) == len(e.sub_questions)
+        assert f"[{topic}]" in e.steps[0]
+
+
+NAMES = {
+    "spouse": {
+        "subjects": "people",
+        "objects": "spouses",
+        "verb": "married to",
+        "ask_object": "who is X married to",
+        "ask_subject": "who is married to X",
+    },
+    "nationality": {
+        "subjects": "persons",
+        "objects": "countries",
+        "verb": "citizens of",
+        "ask_object": "what is the nationality of X",
+        "ask_subject": "who is from X",
+    },
+}
+
+
+def scripted_namer(cache=None) -> tuple[RelationNamer, ScriptedLLM]:
+    def answer(prompt: str) -> str:
+        relation = prompt.rsplit("relation: ", 1)[1].split("\n", 1)[0]
+        return json.dumps(NAMES[relation]) if relation in NAMES else "not json"
+
+    llm = ScriptedLLM(responses=[answer] * 10)
+    return RelationNamer(llm, cache=cache), llm
+
+
+def test_the_llm_names_relations_and_a_bad_answer_falls_back_to_rules(tmp_path) -> None:
+    namer, llm = scripted_namer(tmp_path / "names.json")
+    p = derived(namer)
+    spouse = p.relations["spouse"].words
+    assert (spouse.source, spouse.object, spouse.verb) == ("llm", "spouses", "married to")
+    assert p.relations["profession"].words.source == "rules"  # "not json" -> rules
+    # subjects that are one kind of node get one name (the most used one)
+    assert p.relations["nationality"].words.subject == p.relations["spouse"].words.subject
+    # greedy answers are cached: deriving again asks the LLM nothing
+    asked = len(llm.calls)
+    again, llm2 = scripted_namer(tmp_path / "names.json")
+    assert derived(again).relations["spouse"].words == spouse and not llm2.calls
+    assert asked > 0
+
+
+def test_profile_survives_json_and_refuses_another_kb(tmp_path) -> None:
+    p = derived()
+    p.save(tmp_path)
+    back = KBProfile.read(tmp_path)
+    assert back.to_json() == p.to_json()
+    with pytest.raises(IndexMismatch, match="another KB"):
+        back.check("sha256:other")
+    with pytest.raises(IndexMismatch, match="kgqa index"):
+        KBProfile.read(tmp_path / "nowhere")
+    (tmp_path / "profile.json").write_text("{broken", encoding="utf-8")
+    with pytest.raises(IndexMismatch, match="unreadable"):
+        KBProfile.read(tmp_path)
+
+
+def test_a_profile_file_overrides_words_phrasings_and_examples(tmp_path) -> None:
+    own = tmp_path / "people.toml"
+    own.write_text(
+        'after_out_step = "back"\nstop_words = ["folk"]\n'
+        '[relations.spouse]\nobject = "partners"\nout = ["who is X married to"]\n'
+        '[[examples]]\nquestion = "who is [Ada] married to"\nsteps = ["partners of [Ada]"]\n',
+        encoding="utf-8",
+    )
+    p = apply_profile_file(derived(), own)
+    assert p.relations["spouse"].words.object == "partners"
+    assert p.relations["spouse"].words.source == "file"
+    assert p.step_phrases(PathStep("spouse", True)) == ("who is X married to",)
+    assert [e.question for e in p.examples] == ["who is [Ada] married to"]
+    assert "folk" in p.stop_words and p.after_out_step == "back"
+    assert p.next_steps(PathStep("spouse", True)) == (PathStep("spouse", False),)
+
+
+def test_a_profile_file_for_another_kb_is_refused(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="another KB"):
+        apply_profile_file(derived(), "metaqa")
+    with pytest.raises(ConfigError, match="does not exist"):
+        apply_profile_file(derived(), tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[relations\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        apply_profile_file(derived(), bad)
+
+
+def test_the_metaqa_profile_is_packaged_and_optional() -> None:
+    assert "metaqa" in packaged_profiles()
+    data, source = read_profile_file("metaqa")
+    assert source == "packaged:metaqa"
+    assert set(data["relations"]) >= {"directed_by", "written_by", "starred_actors"}
+    assert all(e.get("steps") or e.get("sub_questions") for e in data["examples"])
