@@ -277,12 +277,12 @@ def test_a_load_stopped_mid_write_says_what_it_left_and_a_reload_completes_it(
 
     with pytest.raises(GraphUnavailable) as info:
         load_kb(FailingStore(store, fail_at=4), open_kb(SAMPLE), batch_size=500)
-    # Batch 1 is the planner's 100 rows, then 500 each: lines 1-1100 are in.
+    # Batch 1 is the planner's 10 rows, then 500 each: lines 1-1010 are in.
     message = str(info.value)
-    assert "the load stopped at line 1,101" in message
-    assert "the triples of the file's lines up to line 1,100 (of 3,074 triples)" in message
+    assert "the load stopped at line 1,011" in message
+    assert "the triples of the file's lines up to line 1,010 (of 3,074 triples)" in message
     assert message.endswith("Run the same `kgqa load` again to complete it (writes are idempotent)")
-    assert store.stats().relationships == 1_100
+    assert store.stats().relationships == 1_010
     # The full-text index is still created (Neo4j answers again).
     records, _, _ = clean_graph.execute_query(
         "SHOW INDEXES YIELD name WHERE name = 'entity_names' RETURN count(*) AS n",
@@ -291,7 +291,7 @@ def test_a_load_stopped_mid_write_says_what_it_left_and_a_reload_completes_it(
     assert records[0]["n"] == 1
 
     report = load_kb(store, open_kb(SAMPLE), batch_size=500)
-    assert report.triples_written == 3_074 - 1_100
+    assert report.triples_written == 3_074 - 1_010
     stats = store.stats()
     assert stats.relationships == stats.triple_ids == 3_074
     assert store.duplicate_triple_ids() == []

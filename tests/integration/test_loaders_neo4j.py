@@ -172,3 +172,23 @@ def test_cli_refused_file_is_one_line_and_leaves_the_graph_unchanged(
     assert line.startswith(f"kgqa: error: {kb}: line ") and "nothing was written" in line
     _, after, _ = run_cli(["stats", "--json"], capsys)
     assert after == before
+
+
+def test_rdf_into_a_graph_with_entities_joins_their_names(
+    store: Neo4jStore, clean_graph: neo4j.Driver, settings: Settings
+) -> None:
+    from kgqa.loaders.metaqa import parse_lines
+
+    # A graph loaded from another format first: its "Heat" has no IRI yet.
+    load_kb(store, parse_lines([b"Heat|directed_by|Michael Mann\n", b"Heat|has_tags|crime\n"]))
+    report = load_kb(store, open_kb(FIXTURES / "movies.nt"))
+    # (Heat, directed_by, Michael Mann) was there already; Heat and Michael Mann too.
+    assert (report.triples_written, report.entities_written) == (8, 6)
+    stats = store.stats()
+    assert (stats.entities, stats.relationships) == (9, 10)
+    records, _, _ = clean_graph.execute_query(
+        "MATCH (e:Entity {name: 'Heat'}) RETURN e.iri AS iri", database_=settings.neo4j.database
+    )
+    assert records[0]["iri"] == f"{EX}film/Heat"
+    again = load_kb(store, open_kb(FIXTURES / "movies.nt"))
+    assert (again.triples_written, again.entities_written) == (0, 0)
