@@ -181,6 +181,7 @@ class Factory:
     def pipeline(self, mode: str = "kgrag") -> Any:
         """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm, graph);
         every mode grounds its answer in the graph (answer entities with node ids)."""
+        from kgqa.modes import DECOMPOSING
         from kgqa.pipeline.pipeline import GRAPH_MODES, KGRAGPipeline, PipelineParams
 
         params = PipelineParams.from_settings(self.settings)
@@ -192,7 +193,7 @@ class Factory:
         retriever = self.retriever() if mode in GRAPH_MODES else None
         grounder = AnswerGrounder(self._node_ids, text_candidates)
         # The decomposition's in-context examples are the KB's own (kgrag and qd decompose).
-        profile = self.profile() if mode in ("kgrag", "qd") else None
+        profile = self.profile() if mode in DECOMPOSING else None
         return KGRAGPipeline(self.llm(), retriever, params, mode, grounder, profile=profile)
 
     def _node_ids(self, names: Any) -> dict[str, str]:

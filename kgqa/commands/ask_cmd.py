@@ -16,17 +16,14 @@ import click
 # The [bracketed] topic entities, the answer document and its stage totals are written once, in
 # kgqa.answers and kgqa.document (light imports: --help stays instant); ask uses them by these
 # names.
-from kgqa.answers import bracketed_entities as entities_in_question
 from kgqa.commands import settings_from
-from kgqa.document import answer_document as answer_to_json
 from kgqa.document import stage_totals
+from kgqa.modes import MODES, RETRIEVING
 
 if TYPE_CHECKING:
     from kgqa.types import Answer
 
-# The same names as kgqa.pipeline.pipeline.MODES (a unit test keeps them equal); written out
-# here so that `kgqa --help` does not import the pipeline.
-MODE_CHOICES = ("kgrag", "kaping", "qd", "llm", "graph")
+MODE_CHOICES = MODES
 SHOWN_TRIPLES = 5
 SHOWN_ENTITIES = 10
 SHOWN_SUPPORT = 3
@@ -100,7 +97,7 @@ def _cost_table(answer: Answer) -> str:
     rows.append(f"{'total':<12} {len(answer.costs):>5} {total:>8.2f}")
     p = answer.parameters
     rows.append(f"mode {answer.mode}, model {p.get('model')}, seed {p.get('seed')}")
-    if answer.mode in ("kgrag", "kaping"):
+    if answer.mode in RETRIEVING:
         trunc = " (truncated)" if answer.truncated else ""
         rows.append(
             f"hops {p.get('hops')}, top-k {p.get('top_k')}, "
@@ -146,6 +143,11 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
     is_flag=True,
     help="Check the answer against the graph: mistakes and omissions (docs/faithfulness.md).",
 )
+@click.option(
+    "--profile",
+    "profile_file",
+    help="A KB profile file over the derived one: a path, or a packaged name (metaqa).",
+)
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -158,45 +160,40 @@ def ask(
     as_json: bool,
     save: bool,
     check: bool,
+    profile_file: str | None,
 ) -> None:
     """Answer QUESTION and show the sub-questions, triples and cost behind the answer."""
     from kgqa.factory import Factory
+    from kgqa.service import ask as ask_question
 
     settings = settings_from(
-        ctx, {"retrieval.hops": hops, "retrieval.top_k": top_k, "llm.model": model}
+        ctx,
+        {
+            "retrieval.hops": hops,
+            "retrieval.top_k": top_k,
+            "llm.model": model,
+            "profile.file": profile_file,
+        },
     )
-    topic = list(entities) or entities_in_question(question)
-    with Factory(settings) as factory:
-        if not topic and mode != "llm" and mode != "qd":
-            topic = [factory.graph().link_question(question)]
-            click.echo(f"linked entity: {topic[0]}", err=True)
-        answer = factory.pipeline(mode).answer(question, topic)
-        report = None
-        if check:
-            from kgqa.check import FaithfulnessChecker, ask_hops
-
-            checker = FaithfulnessChecker(factory.rubric())
-            report = checker.check(answer, topic, ask_hops(answer))
-        run_id = None
-        if save:
-            from kgqa.answers import answer_names
-
-            run_id = factory.graph().save_run(answer, answer_names=answer_names(answer.text))
-    from kgqa.graph.inspect import answer_cypher, browser_url, run_cypher
-
-    cypher = answer_cypher(answer)
+    with Factory(settings, log=lambda m: click.echo(m, err=True)) as factory:
+        result = ask_question(
+            factory, question, entities=entities, mode=mode, check=check, save=save
+        )
+    if result.linked is not None:
+        click.echo(f"linked entity: {result.linked}", err=True)
     if as_json:
-        out = answer_to_json(answer) | ({"check": report.to_json()} if report else {})
-        out["browser_cypher"] = cypher
-        if run_id is not None:
-            out["saved_run"] = {"run_id": run_id, "browser_cypher": run_cypher(run_id)}
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
-    else:
-        sections = answer_sections(answer)
-        if report is not None:
-            sections.append(("Faithfulness check", report.format(answer)))
-        url = browser_url(settings.neo4j.http_port)
-        sections.append((f"Cypher for Neo4j Browser (paste into {url}):", cypher))
-        if run_id is not None:
-            sections.append((f"Saved run {run_id} (to show it in Browser):", run_cypher(run_id)))
-        click.echo(format_sections(sections))
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return
+    from kgqa.graph.inspect import browser_url, run_cypher
+
+    answer = result.answer
+    sections = answer_sections(answer)
+    if result.report is not None:
+        sections.append(("Faithfulness check", result.report.format(answer)))
+    url = browser_url(settings.neo4j.http_port)
+    sections.append((f"Cypher for Neo4j Browser (paste into {url}):", result.browser_cypher))
+    if result.run_id is not None:
+        sections.append(
+            (f"Saved run {result.run_id} (to show it in Browser):", run_cypher(result.run_id))
+        )
+    click.echo(format_sections(sections))

@@ -18,9 +18,9 @@ import click
 
 from kgqa.commands import settings_from
 from kgqa.errors import ConfigError
+from kgqa.modes import MODES
 from kgqa.settings import Settings
 
-MODES = ("kgrag", "kaping", "qd", "llm", "graph")
 # The keys of kgqa.eval.experiments.QTYPE_READERS (a unit test keeps them equal); written out
 # here so that `kgqa --help` does not import the eval library.
 QTYPES = ("metaqa", "none")

@@ -34,6 +34,7 @@ from kgqa.errors import (
 )
 from kgqa.eval import metrics as M
 from kgqa.eval.datasets import Question
+from kgqa.modes import GRAPH_READING
 from kgqa.pipeline.base import QAPipeline, Retriever
 from kgqa.types import Answer
 
@@ -53,7 +54,7 @@ FATAL_ERRORS: tuple[type[BaseException], ...] = (
     MemoryError,
 )
 # Modes that retrieve from the graph, and so have a candidate set to measure a ceiling on.
-GRAPH_MODES = frozenset({"kgrag", "kaping", "graph"})
+GRAPH_MODES = frozenset(GRAPH_READING)
 
 Checker = Callable[[Question, Answer], Mapping[str, Any]]
 

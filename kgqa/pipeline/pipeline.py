@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from kgqa.errors import ConfigError, KGQAError
 from kgqa.llm.base import LLM, GenParams
+from kgqa.modes import MODES as ALL
+from kgqa.modes import PAPER_MODES, RETRIEVING
 from kgqa.pipeline.answer import SubQuestionAnswerer
 from kgqa.pipeline.base import Retriever
 from kgqa.pipeline.decompose import Decomposer
@@ -31,10 +33,10 @@ if TYPE_CHECKING:
     from kgqa.profile.model import KBProfile
     from kgqa.settings import Settings
 
-MODES = ("kgrag", "kaping", "qd", "llm")
-GRAPH_MODES = ("kgrag", "kaping")
-# Every mode `kgqa ask` and `kgqa eval` accept: these four and graph (kgqa.pipeline.graph_mode).
-ALL_MODES = (*MODES, "graph")
+# This class's modes, the ones that retrieve, and every mode (kgqa.modes: defined once).
+MODES = PAPER_MODES
+GRAPH_MODES = RETRIEVING
+ALL_MODES = ALL
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from kgqa import answers as A
-from kgqa.commands import ask_cmd
 from kgqa.eval import datasets
 from kgqa.pipeline import synthesize
 
@@ -20,7 +19,9 @@ def test_brackets():
 
 def test_every_reader_of_brackets_is_this_one():
     # ask's topic entities and the eval datasets' question entities read the same way.
-    assert ask_cmd.entities_in_question is A.bracketed_entities
+    from kgqa import service
+
+    assert service.bracketed_entities is A.bracketed_entities  # ask reads [brackets] with it
     q = datasets.parse_line("is [A] with [ B ] or [A]\tx", 1)
     assert list(q.entities) == A.bracketed_entities(q.text)
     assert q.plain_text == A.strip_brackets(q.text)

@@ -372,16 +372,9 @@ def test_ask_check_prints_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
     sub = SubAnswer(1, "Which movies did he write?", "r", "Blue, Purple Rain")
     fixed = Answer("q", ("John Shirley",), "kgrag", "Drama, Zorro", sub_answers=(sub,))
 
-    class Factory:
-        def __init__(self, settings: object) -> None:
-            self.settings = settings
+    from ask_fakes import AskFactoryBase
 
-        def __enter__(self) -> Factory:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            pass
-
+    class Factory(AskFactoryBase):
         def rubric(self) -> FakeKB:
             return FakeKB(KB)
 

@@ -171,18 +171,15 @@ def test_run_queries_touch_only_the_kgqa_label_and_types() -> None:
 def _ask_cli(monkeypatch: pytest.MonkeyPatch, answer: Answer) -> tuple[click.Group, list]:
     saved: list = []
 
-    class FakeFactory:
-        def __init__(self, settings: object) -> None:
-            pass
+    from ask_fakes import AskFactoryBase, FakeGraph
 
-        def __enter__(self) -> FakeFactory:
-            return self
+    class FakeStore(FakeGraph):
+        def save_run(self, a: Answer, *, answer_names=()) -> str:
+            saved.append((self.database, a, list(answer_names)))
+            return "3c1f6756-1b91-4694-b068-7cd4036cf794"
 
-        def __exit__(self, *exc: object) -> None:
-            pass
-
-        def graph(self) -> FakeStore:
-            return FakeStore()
+    class FakeFactory(AskFactoryBase):
+        graph_store = FakeStore()
 
         def pipeline(self, mode: str) -> object:
             class P:
@@ -190,13 +187,6 @@ def _ask_cli(monkeypatch: pytest.MonkeyPatch, answer: Answer) -> tuple[click.Gro
                     return answer
 
             return P()
-
-    class FakeStore:
-        database = "neo4j"
-
-        def save_run(self, a: Answer, *, answer_names=()) -> str:
-            saved.append((self.database, a, list(answer_names)))
-            return "3c1f6756-1b91-4694-b068-7cd4036cf794"
 
     monkeypatch.setattr("kgqa.factory.Factory", FakeFactory)
     return click.Group(commands={"ask": ask_cmd.ask}), saved

@@ -7,8 +7,10 @@ import pytest
 from click.testing import CliRunner
 from test_pipeline_modes import DECOMPOSITION, FakeRetriever
 
+from kgqa.answers import bracketed_entities as entities_in_question
 from kgqa.commands import ask_cmd
-from kgqa.commands.ask_cmd import answer_sections, answer_to_json, entities_in_question
+from kgqa.commands.ask_cmd import answer_sections
+from kgqa.document import answer_document as answer_to_json
 from kgqa.llm.fake import ScriptedLLM
 from kgqa.pipeline.pipeline import ALL_MODES, KGRAGPipeline, PipelineParams
 
@@ -74,15 +76,11 @@ def test_json_shape():
 def _cli(monkeypatch, answer):
     seen = {}
 
-    class FakeFactory:
-        def __init__(self, settings):
+    from ask_fakes import AskFactoryBase
+
+    class FakeFactory(AskFactoryBase):
+        def __init__(self, settings, log=None):
             seen["settings"] = settings
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            pass
 
         def pipeline(self, mode):
             seen["mode"] = mode

@@ -15,8 +15,9 @@ from typing import Any
 from kgqa.errors import ConfigError
 from kgqa.eval import metrics as M
 from kgqa.eval import runner
+from kgqa.modes import MODES
 
-MODE_ORDER = ("kgrag", "kaping", "qd", "llm", "graph")
+MODE_ORDER = MODES
 MODE_LABELS = {
     "kgrag": "KG-RAG (full)",
     "kaping": "LLM+KG (KAPING)",
