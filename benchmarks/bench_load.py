@@ -51,11 +51,8 @@ class GroupedStore:
     def __init__(self, store: Neo4jStore):
         self.store = store
 
-    def ensure_schema(self, fulltext: bool = True) -> None:
-        self.store.ensure_schema(fulltext)
-
-    def finish_schema(self) -> None:
-        self.store.finish_schema()
+    def ensure_schema(self) -> None:
+        self.store.ensure_schema()
 
     def entity_count(self) -> int:
         return self.store.entity_count()

@@ -9,7 +9,7 @@
    write transaction that MERGEs its triples with their entities (RDF into a graph that
    already had entities: two, the entities first, checked against other IRIs). Memory
    holds a few batches, never the file. Parsing the next batch overlaps writing this one
-   (a reader thread). Into an empty graph the full-text index is created after the writes.
+   (a reader thread).
 3. **After**: statistics re-sampled, and no triple id may sit on two relationships.
 
 Every write is a MERGE, so a load that stopped (Neo4j down), run again, completes without
@@ -19,7 +19,6 @@ says how many triples were written before it and up to which line.
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
 import time
@@ -60,9 +59,7 @@ _QUEUED_BATCHES = 2
 class KBWriter(Protocol):
     """What :func:`load_kb` needs from a graph store (``Neo4jStore`` provides it)."""
 
-    def ensure_schema(self, fulltext: bool = True) -> None: ...
-
-    def finish_schema(self) -> None: ...
+    def ensure_schema(self) -> None: ...
 
     def entity_count(self) -> int: ...
 
@@ -214,10 +211,9 @@ def load_kb(
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
     started = time.perf_counter()
     found = checked if checked is not None else check_kb(kb, on_error)
-    # Into an empty graph: the full-text index is filled once, after the writes, and no
-    # name can belong to an IRI loaded before.
+    # Into an empty graph no name can belong to an IRI loaded before.
     fresh = store.entity_count() == 0
-    store.ensure_schema(fulltext=not fresh)
+    store.ensure_schema()
     first = PLANNER_WARMUP_ROWS if store.needs_planner_warmup() else batch_size
     batches = _batches(kb.stream(), batch_size, first)
 
@@ -235,8 +231,6 @@ def load_kb(
                 problems=e.problems,
             ) from e
         except KGQAError as e:
-            if fresh:
-                _finish_schema_quietly(store)
             kind = GraphUnavailable if isinstance(e, GraphUnavailable) else KGQAError
             # RDF into a graph that had entities: entities and triples are two transactions.
             whole = fresh or batch[0].relation_iri is None
@@ -252,8 +246,6 @@ def load_kb(
         if progress:
             progress(len(batch))
 
-    if fresh:
-        store.finish_schema()
     # The planner's statistics of the name index may still describe an empty graph (until
     # Neo4j's background sampler runs): the next queries would scan the index, not seek it.
     # Re-sampling is only scheduled here, but takes milliseconds.
@@ -321,13 +313,6 @@ class KnownEntities(Mapping[str, "str | None"]):
             if len(new) >= self._half:
                 self._old, self._new = new, {}
                 new = self._new
-
-
-def _finish_schema_quietly(store: KBWriter) -> None:
-    """The full-text index, if Neo4j still answers (the load's own error says the rest)."""
-    # Neo4j down: the next `kgqa load` creates it (ensure_schema).
-    with contextlib.suppress(KGQAError):
-        store.finish_schema()
 
 
 def _left(triples: int, entities: int, total: int, through: int, whole: bool = True) -> str:

@@ -63,24 +63,11 @@ class Neo4jWrites:
         with graph_errors(self.database, name), self._driver.session(database=self.database) as s:
             return s.execute_write(work)
 
-    def ensure_schema(self, fulltext: bool = True) -> None:
-        """Create the uniqueness constraint on entity names and (unless ``fulltext`` is
-        False) the full-text index used for close-name suggestions and entity linking, each
-        only if it does not exist yet."""
+    def ensure_schema(self) -> None:
+        """Create the uniqueness constraint on entity names and the full-text index used for
+        close-name suggestions and entity linking (each only if it does not exist yet)."""
         self._write("create_entity_constraint")
-        if fulltext:
-            self._write("create_entity_fulltext_index")
-
-    def finish_schema(self, wait_seconds: int = 600) -> None:
-        """Create the full-text index if it is missing and wait until it is online. A load
-        into an empty graph calls this after its writes: filling the index once is cheaper
-        than updating it in every batch (measured ~1.5x faster entity writes)."""
         self._write("create_entity_fulltext_index")
-        with (
-            graph_errors(self.database, "create_entity_fulltext_index_wait"),
-            self._driver.session(database=self.database) as s,
-        ):
-            s.run(query("create_entity_fulltext_index_wait"), seconds=wait_seconds).consume()
 
     def entity_count(self) -> int:
         """How many ``:Entity`` nodes the graph holds."""

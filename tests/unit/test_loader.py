@@ -217,12 +217,9 @@ class FakeStore:
         self._fail_at = fail_at
         self.names_before: set[str] = set()
 
-    def ensure_schema(self, fulltext: bool = True) -> None:
-        self.calls.append("schema" if fulltext else "constraint")
+    def ensure_schema(self) -> None:
+        self.calls.append("schema")
         self.names_before = set(self.names)
-
-    def finish_schema(self) -> None:
-        self.calls.append("fulltext")
 
     def entity_count(self) -> int:
         return len(self.names)
@@ -267,8 +264,7 @@ def test_load_writes_schema_then_batches_of_entities_and_triples() -> None:
     store = FakeStore()
     progressed: list[int] = []
     report = load_kb(store, parsed, batch_size=4, progress=progressed.append)
-    # Into an empty graph: the full-text index comes after the writes.
-    assert store.calls == ["constraint"] + ["batch"] * 3 + ["fulltext", "statistics", "check"]
+    assert store.calls == ["schema"] + ["batch"] * 3 + ["statistics", "check"]
     assert store.batch_sizes == [4, 4, 2]
     assert progressed == [4, 4, 2]
     assert report.triples_written == 10
@@ -382,7 +378,6 @@ def test_a_load_that_stops_mid_write_says_what_it_left(overlap: bool) -> None:
         "of the file's lines up to line 8 (of 10 triples); the failed batch was rolled back. "
         "Run the same `kgqa load` again to complete it (writes are idempotent)"
     )
-    assert store.calls[-1] == "fulltext"  # still created, while Neo4j answers
     store._fail_at = None  # Neo4j is back
     again = load_kb(store, parsed, batch_size=4)
     assert (again.triples_written, len(store.ids)) == (2, 10)
