@@ -55,8 +55,11 @@ class Factory:
         """The one graph store (:class:`kgqa.graph.base.GraphStore`) over the driver."""
         if self._graph is None:
             from kgqa.graph.neo4j_store import Neo4jStore
+            from kgqa.graph.schema import GraphSchema
 
-            self._graph = Neo4jStore(self.driver(), self.settings.neo4j.database)
+            s = self.settings.neo4j
+            schema = GraphSchema.from_settings(s.entity_labels, s.name_properties)
+            self._graph = Neo4jStore(self.driver(), s.database, schema)
         return self._graph
 
     def rubric(self) -> Neo4jStore:

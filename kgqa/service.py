@@ -95,4 +95,6 @@ def ask(
         run_id = factory.graph().save_run(answer, answer_names=answer_names(answer.text))
     from kgqa.graph.inspect import answer_cypher
 
-    return AskResult(answer, tuple(topic), linked, report, run_id, answer_cypher(answer))
+    schema = getattr(factory.graph(), "schema", None)
+    cypher = answer_cypher(answer, schema=schema)
+    return AskResult(answer, tuple(topic), linked, report, run_id, cypher)

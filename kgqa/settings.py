@@ -59,6 +59,11 @@ class Neo4jSettings:
     pagecache: str = "1g"
     start_timeout: float = 120.0
     connect_timeout: float = 10.0
+    # Which nodes are the KB's entities and what their names are (kgqa.graph.schema): kgqa's
+    # own graphs are (:Entity {name}); for a graph already in Neo4j, e.g. "Person,Movie" (or
+    # "*" for every label) and "name,title" (the first property a node has is its name).
+    entity_labels: str = "Entity"
+    name_properties: str = "name"
 
     @property
     def managed(self) -> bool:

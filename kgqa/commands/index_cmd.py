@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kgqa.commands import settings_from
+from kgqa.errors import KGQAError
 
 if TYPE_CHECKING:
     from kgqa.index.sync import IndexStatus, SyncReport
@@ -39,6 +40,12 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
             return
         from kgqa.index.sync import sync_with_graph
 
+        graph = factory.graph()
+        if graph.stats().entities == 0:
+            raise KGQAError(_no_entities(settings))
+        # Entity linking and suggestions need the name index (for a graph kgqa did not load,
+        # the one schema object kgqa creates in it).
+        graph.ensure_name_index()
         report = sync_with_graph(
             factory.graph(),
             settings.index_dir,
@@ -52,6 +59,16 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
     else:
         click.echo(_report_line(report))
         click.echo(_profile_line(profile))
+
+
+def _no_entities(settings: Any) -> str:
+    s = settings.neo4j
+    if (s.entity_labels, s.name_properties) == ("Entity", "name"):
+        return f"the graph at {s.effective_uri} has no entities: load a KB first (`kgqa load FILE`)"
+    return (
+        f"no node with label(s) {s.entity_labels} has a property {s.name_properties} at "
+        f"{s.effective_uri}: check neo4j.entity_labels and neo4j.name_properties"
+    )
 
 
 def _say(message: str) -> None:

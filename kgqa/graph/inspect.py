@@ -5,7 +5,10 @@ query that a person pastes into Neo4j Browser (Browser has no way to receive par
 pasted query). This module is the one place in kgqa where values are rendered into Cypher
 text, and only values that cannot carry syntax are: triple ids go through
 :func:`operator.index` and ``int`` (a string or a float is refused), a run id through
-:class:`uuid.UUID` (hex digits and dashes).
+:class:`uuid.UUID` (hex digits and dashes). A graph kgqa did not load has no triple ids on its
+relationships; there the evidence is matched by content, and names travel as Cypher string
+literals (:func:`cypher_string`: backslash and quote escaped, control characters refused),
+labels and properties as backtick-quoted identifiers.
 
 Saving runs (``(:KgqaRun)`` nodes linked to their topic entities with ``[:KGQA_TOPIC]`` and
 answer entities with ``[:KGQA_ANSWER {rank}]``; only that label and the ``KGQA_*`` types are
@@ -23,7 +26,8 @@ from typing import TYPE_CHECKING
 from kgqa.errors import KGQAError
 
 if TYPE_CHECKING:
-    from kgqa.types import Answer
+    from kgqa.graph.schema import GraphSchema
+    from kgqa.types import Answer, Triple
 
 # Enough for any real answer's evidence, and few enough nodes (≤ 2 per triple) that Browser
 # draws them all and stays responsive (its default "initial node display" is 300 nodes).
@@ -76,9 +80,52 @@ def grounded_ids(answer: Answer) -> list[int]:
     return list(dict.fromkeys(support or answer.evidence_ids))
 
 
-def answer_cypher(answer: Answer, limit: int = MAX_BROWSER_TRIPLES) -> str:
-    """:func:`browser_cypher` for the answer's grounded evidence (see :func:`grounded_ids`)."""
-    return browser_cypher(grounded_ids(answer), limit)
+def answer_cypher(
+    answer: Answer, limit: int = MAX_BROWSER_TRIPLES, schema: GraphSchema | None = None
+) -> str:
+    """:func:`browser_cypher` for the answer's grounded evidence (see :func:`grounded_ids`);
+    for a graph read through a mapping (``schema`` not kgqa's own), the same triples matched by
+    their subject, relation and object."""
+    ids = grounded_ids(answer)
+    if schema is None or schema.native:
+        return browser_cypher(ids, limit)
+    known = {st.triple.id: st.triple for s in answer.sub_answers for st in s.evidence}
+    return content_cypher([known[i] for i in ids if i in known], schema, limit)
+
+
+def cypher_string(text: str) -> str:
+    """``text`` as a single-quoted Cypher string literal; a control character is refused."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise KGQAError(f"a name with a control character is not shown in Cypher: {text!r}")
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def content_cypher(
+    triples: Sequence[Triple], schema: GraphSchema, limit: int = MAX_BROWSER_TRIPLES
+) -> str:
+    """A parameter-free query that shows ``triples`` of a graph without triple ids, each
+    matched by its subject's name, its type and its object's name."""
+    rows = []
+    for t in dict.fromkeys(triples):
+        try:
+            rows.append(
+                f"[{cypher_string(t.subject)}, {cypher_string(t.relation)}, {cypher_string(t.object)}]"
+            )
+        except KGQAError:
+            continue
+    if not rows:
+        return NO_EVIDENCE
+    shown = rows[:limit]
+    count = (
+        f"// {len(shown)} of {len(rows)} triples"
+        if len(rows) > limit
+        else f"// {len(shown)} triple{'s' if len(shown) != 1 else ''}"
+    )
+    a, b = schema.name_of("a"), schema.name_of("b")
+    return (
+        f"{count}\nMATCH p=(a)-[r]->(b)\n"
+        f"WHERE [{a}, type(r), {b}] IN [{', '.join(shown)}]\nRETURN p"
+    )
 
 
 def run_cypher(run_id: str) -> str:

@@ -27,6 +27,8 @@ from kgqa.graph.neo4j_errors import graph_errors
 from kgqa.graph.neo4j_writes import Neo4jWrites
 from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
 from kgqa.graph.queries import query
+from kgqa.graph.schema import MAPPED_FULLTEXT, RUN_LABEL, GraphSchema, quote
+from kgqa.loaders.base import triple_id
 from kgqa.types import Candidates, Edge, Triple
 
 if TYPE_CHECKING:
@@ -44,9 +46,14 @@ class Neo4jStore(Neo4jWrites):
     """Reads and writes the knowledge graph in one Neo4j database (writes: the mixin
     :class:`~kgqa.graph.neo4j_writes.Neo4jWrites`)."""
 
-    def __init__(self, driver: neo4j.Driver, database: str = "neo4j"):
+    def __init__(
+        self, driver: neo4j.Driver, database: str = "neo4j", schema: GraphSchema | None = None
+    ):
         self._driver = driver
         self.database = database
+        # kgqa's own graph, or one already in Neo4j read through its labels and names.
+        self.schema = schema or GraphSchema()
+        self._all: list[Triple] | None = None
 
     # -- the one read path ------------------------------------------------------------------
     def _read(self, name: str, /, **params: Any) -> list[Any]:
@@ -56,9 +63,21 @@ class Neo4jStore(Neo4jWrites):
 
         with graph_errors(self.database, name):
             records, _, _ = self._driver.execute_query(
-                query(name), params, database_=self.database, routing_=RoutingControl.READ
+                self.schema.adapt(query(name)),
+                params,
+                database_=self.database,
+                routing_=RoutingControl.READ,
             )
         return records
+
+    def _id(self, tid: int | None, subject: str, relation: str, obj: str) -> int:
+        """A triple's id: stored on kgqa's own relationships, computed from the content (the
+        same function) for a graph whose relationships carry none."""
+        return tid if tid is not None else triple_id(subject, relation, obj)
+
+    def _triple(self, record: Any) -> Triple:
+        s, rel, o = record["subject"], record["relation"], record["object"]
+        return Triple(self._id(record["id"], s, rel, o), s, rel, o)
 
     # -- entities ---------------------------------------------------------------------------
     def entity_exists(self, name: str) -> bool:
@@ -183,6 +202,8 @@ class Neo4jStore(Neo4jWrites):
             limit=policy.max_candidates + 1,
         )
         rows = records[0]["rows"] if records else []
+        if not self.schema.native:
+            rows = [[self._id(tid, s, r, o), s, r, o, ds, do] for tid, s, r, o, ds, do in rows]
         return candidates_from_rows(rows, entities, policy, started)
 
     def frontier_edges(self, names: Sequence[str], limit: int = 50000) -> list[Edge]:
@@ -190,7 +211,7 @@ class Neo4jStore(Neo4jWrites):
         records = self._read("frontier_edges", names=list(names), limit=limit)
         rows = records[0]["rows"] if records else []
         return [
-            Edge(Triple(tid, s, rel, o), name, outgoing, node_id)
+            Edge(Triple(self._id(tid, s, rel, o), s, rel, o), name, outgoing, node_id)
             for name, tid, s, rel, o, outgoing, node_id in rows
         ]
 
@@ -236,12 +257,14 @@ class Neo4jStore(Neo4jWrites):
         answer recorded them, turns each look-up into an index seek; the other ids are found
         by a relationship scan (tens of milliseconds on MetaQA)."""
         wanted = sorted(set(ids))
+        if not self.schema.native:
+            return {t.id: t for t in self.all_triples() if t.id in set(wanted)}
         names = names or {}
         found: dict[int, Triple] = {}
         rows = [{"id": i, "s": names[i][0], "o": names[i][1]} for i in wanted if i in names]
         if rows:
             for r in self._read("faith_triples_check", rows=rows):
-                found[r["id"]] = _triple(r)
+                found[r["id"]] = self._triple(r)
         rest = [i for i in wanted if i not in found]
         if rest:
             for t in self.triples_by_ids(rest):
@@ -252,13 +275,22 @@ class Neo4jStore(Neo4jWrites):
         """The triples with these ids, in the order of ``ids``; unknown ids are left out."""
         if not ids:
             return []
-        found = {r["id"]: _triple(r) for r in self._read("triples_by_ids", ids=list(ids))}
+        if not self.schema.native:
+            # No stored ids to seek: the (computed) ids of every triple, read once.
+            by_id = {t.id: t for t in self.all_triples()}
+            return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+        found = {r["id"]: self._triple(r) for r in self._read("triples_by_ids", ids=list(ids))}
         return [found[i] for i in dict.fromkeys(ids) if i in found]
 
     def all_triples(self) -> list[Triple]:
         """Every triple of the graph (``cypher/all_triples.cypher``), in one read
-        transaction."""
-        return [_triple(r) for r in self._read("all_triples")]
+        transaction (kept, for a graph whose triple ids are computed)."""
+        if self._all is not None:
+            return self._all
+        triples = [self._triple(r) for r in self._read("all_triples")]
+        if not self.schema.native:
+            self._all = triples
+        return triples
 
     def stats(self) -> GraphStats:
         """Entity, relationship and distinct triple-id counts, and relationships per type."""
@@ -272,6 +304,8 @@ class Neo4jStore(Neo4jWrites):
 
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]:
         """Triple ids that sit on more than one relationship (should never happen)."""
+        if not self.schema.native:
+            return []  # computed ids: one per distinct (subject, relation, object)
         return [
             DuplicateId(r["id"], r["copies"], tuple(tuple(e) for e in r["examples"]))
             for r in self._read("find_duplicate_triple_ids", limit=limit)
@@ -292,7 +326,9 @@ class Neo4jStore(Neo4jWrites):
 
     def sample_triples(self, relation: str, limit: int) -> list[Triple]:
         """Up to ``limit`` triples of ``relation``, lowest ids first (repeatable)."""
-        return [_triple(r) for r in self._read("schema_sample_triples", rel=relation, limit=limit)]
+        return [
+            self._triple(r) for r in self._read("schema_sample_triples", rel=relation, limit=limit)
+        ]
 
     def far_end_edges(
         self, relation: str, outgoing: bool, limit: int
@@ -314,12 +350,52 @@ class Neo4jStore(Neo4jWrites):
         backs = {rel: int(n) for rel, n in records[0]["relations"] if rel is not None and n}
         return int(records[0]["sampled"]), backs
 
+    # -- a graph kgqa did not load ----------------------------------------------------------
+    def ensure_name_index(self) -> str:
+        """The full-text index over entity names (suggestions, entity linking): for kgqa's own
+        graph the load's; for a graph read through a mapping, the one schema object kgqa
+        creates in it, over the mapped labels and name properties (every label but kgqa's own
+        when the labels are ``*``). Returns its name."""
+        if self.schema.native:
+            self._write("create_entity_fulltext_index")
+            return self.schema.fulltext_index
+        labels = list(self.schema.labels)
+        if not labels:
+            labels = [
+                label for label in self._read("schema_labels")[0]["labels"] if label != RUN_LABEL
+            ]
+        if not labels:
+            raise KGQAError("the graph has no labelled nodes to index names of")
+        # Index, label and property names are identifiers (quoted), never values.
+        on = ", ".join(f"n.{quote(p)}" for p in self.schema.name_properties)
+        text = (
+            f"CREATE FULLTEXT INDEX {quote(MAPPED_FULLTEXT)} IF NOT EXISTS "
+            f"FOR (n:{'|'.join(quote(label) for label in labels)}) ON EACH [{on}]"
+        )
+        with (
+            graph_errors(self.database, "create the name index"),
+            self._driver.session(database=self.database) as s,
+        ):
+            s.run(text).consume()
+        return MAPPED_FULLTEXT
+
+    def delete_kgqa_objects(self) -> tuple[int, bool]:
+        """What kgqa wrote into a graph it did not load: its saved runs and its name index.
+        Returns (runs deleted, whether the index was dropped); the KB itself is untouched."""
+        deleted = int(self._write_one("runs_delete_all", {})["deleted"])
+        with (
+            graph_errors(self.database, "drop the name index"),
+            self._driver.session(database=self.database) as s,
+        ):
+            summary = s.run(f"DROP INDEX {quote(MAPPED_FULLTEXT)} IF EXISTS").consume()
+        return deleted, summary.counters.indexes_removed > 0
+
     # -- saved runs -------------------------------------------------------------------------
     def _write_one(self, name: str, params: Mapping[str, Any]) -> Any:
         """Run one query in a write transaction and return its single record."""
 
         def work(tx: neo4j.ManagedTransaction) -> Any:
-            return tx.run(query(name), dict(params)).single(strict=True)
+            return tx.run(self.schema.adapt(query(name)), dict(params)).single(strict=True)
 
         with graph_errors(self.database, name), self._driver.session(database=self.database) as s:
             return s.execute_write(work)
@@ -381,7 +457,3 @@ class Neo4jStore(Neo4jWrites):
         found."""
         ids = [str(uuid.UUID(i)) for i in run_ids]
         return int(self._write_one("runs_delete", {"run_ids": ids})["deleted"])
-
-
-def _triple(record: Any) -> Triple:
-    return Triple(record["id"], record["subject"], record["relation"], record["object"])
