@@ -242,7 +242,8 @@ def load_kb(
         entities += result.entities
         triples += result.triples
         written_through = batch[-1].line
-        known.add(batch)
+        if not fresh:  # only the check of names against the graph's IRIs reads it
+            known.add(batch)
         if progress:
             progress(len(batch))
 

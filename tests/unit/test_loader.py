@@ -272,7 +272,13 @@ def test_load_writes_schema_then_batches_of_entities_and_triples() -> None:
     assert report.triples_in_file == 10
     assert report.lines_read == 10
     assert report.rejected == 0
-    # The directors are in every batch but written once: later batches know them.
+
+
+def test_into_a_graph_with_entities_later_batches_know_the_entities_written() -> None:
+    store = FakeStore()
+    store.names = {"someone"}
+    load_kb(store, parse_lines(lines(kb_text(10)), "kb.txt"), batch_size=4)
+    # The directors are in every batch but sent once: later batches know them.
     assert store.entity_rows == 13
 
 
