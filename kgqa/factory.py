@@ -181,6 +181,36 @@ class Factory:
             self._profile = profile
         return self._profile
 
+    def _phrase_vectors(self, profile: KBProfile, steps: list[Any]) -> dict[Any, Any]:
+        """Every step's phrasings embedded once, kept beside the index (keyed by the embedding
+        model and the phrasings, so a changed profile or model embeds them again)."""
+        import hashlib
+        import json
+
+        import numpy as np
+
+        from kgqa.graphmode.scoring import phrase_vectors
+
+        embedder = self._loaded_embedder()
+        texts = [[s.relation, s.outgoing, list(profile.step_phrases(s))] for s in steps]
+        key = hashlib.sha256(json.dumps([embedder.name, texts]).encode()).hexdigest()[:24]
+        path = self.settings.index_dir / f"phrases-{key}.npz"
+        if path.is_file():
+            try:
+                with np.load(path) as data:
+                    return {s: data[f"arr_{i}"] for i, s in enumerate(steps)}
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged cache is embedded again
+        vectors = phrase_vectors(embedder.embed, profile, steps)
+        try:
+            self.settings.index_dir.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp.npz")
+            np.savez(tmp, *[vectors[s] for s in steps])
+            tmp.replace(path)
+        except OSError:
+            pass  # the cache only saves time
+        return vectors
+
     def pipeline(self, mode: str = "kgrag") -> Any:
         """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm, graph);
         every mode grounds its answer in the graph (answer entities with node ids)."""
@@ -215,10 +245,11 @@ class Factory:
         graph = self.graph()
         profile = self.profile()
         embedder = self._loaded_embedder()
+        steps = StepVocabulary(profile).steps
         walker = GraphWalker(
             graph.frontier_edges,
-            phrase_scorer(embedder.embed, profile),
-            known=StepVocabulary(profile).steps,
+            phrase_scorer(embedder.embed, profile, self._phrase_vectors(profile, steps)),
+            known=steps,
             canonical=profile.canonical,
         )
         g = self.settings.graph

@@ -181,13 +181,21 @@ class SchemaReader(Protocol):
 
 
 class GraphWriter(Protocol):
-    """The writes of a load (:func:`kgqa.graph.load.load_kb`) and of ``kgqa reset``."""
+    """The writes of a load (:func:`kgqa.graph.load.load_kb`, whose ``KBWriter`` lists what it
+    calls) and of ``kgqa reset``."""
 
     def ensure_schema(self) -> None: ...
 
-    def merge_entities(self, names: Sequence[str]) -> int: ...
+    def entity_count(self) -> int: ...
 
-    def merge_triples(self, triples: Sequence[RawTriple]) -> int: ...
+    def needs_planner_warmup(self) -> bool: ...
+
+    def write_batch(
+        self,
+        triples: Sequence[RawTriple],
+        known: Mapping[str, str | None] | None = None,
+        check_names: bool = True,
+    ) -> Any: ...
 
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]: ...
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
 from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
 from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows
+from kgqa.graph.neo4j_writes import BatchWritten
 from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
 from kgqa.types import Candidates, Edge, Triple
 
@@ -44,12 +45,14 @@ class MemoryStore:
             self._add(t)
 
     @classmethod
-    def from_file(cls, path: Path, fmt: str = "metaqa") -> MemoryStore:
-        """The triples of a KB file, read by the loader ``fmt`` (bad lines skipped)."""
-        from kgqa.loaders import ReadOptions
-        from kgqa.loaders import get as get_reader
+    def from_file(cls, path: Path, fmt: str | None = None) -> MemoryStore:
+        """The triples of a KB file, read by the loader ``fmt`` (default: by its extension;
+        bad lines skipped)."""
+        from kgqa.loaders import open_kb
 
-        kb = get_reader(fmt).opener(path, ReadOptions())
+        kb = open_kb(path, fmt)
+        for _ in kb.check():  # the check pass comes first (RDF readers collect names there)
+            pass
         return cls(Triple(t.id, t.subject, t.relation, t.object) for t in kb.stream())
 
     def _add(self, t: Triple) -> bool:
@@ -279,14 +282,21 @@ class MemoryStore:
     def ensure_schema(self) -> None:
         return None
 
-    def merge_entities(self, names: Sequence[str]) -> int:
-        new = [n for n in names if n not in self._entities]
-        for n in new:
-            self._entities[n] = None
-        return len(new)
+    def entity_count(self) -> int:
+        return len(self._entities)
 
-    def merge_triples(self, triples: Sequence[RawTriple]) -> int:
-        return sum(self._add(Triple(t.id, t.subject, t.relation, t.object)) for t in triples)
+    def needs_planner_warmup(self) -> bool:
+        return False
+
+    def write_batch(
+        self,
+        triples: Sequence[RawTriple],
+        known: Mapping[str, str | None] | None = None,
+        check_names: bool = True,
+    ) -> BatchWritten:
+        before = len(self._entities)
+        added = sum(self._add(Triple(t.id, t.subject, t.relation, t.object)) for t in triples)
+        return BatchWritten(len(self._entities) - before, added)
 
     def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]:
         return []

@@ -7,8 +7,7 @@ step."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -24,16 +23,41 @@ def normalize_question(text: str) -> str:
     return BRACKETED.sub(PLACEHOLDER, text)
 
 
-def phrase_scorer(embed: Callable[[list[str]], np.ndarray], profile: KBProfile) -> OptionScorer:
-    """Score each step by the best dot product between the sub-question and the step's
-    phrasings. Phrasing vectors are embedded once per step and kept."""
+def phrase_vectors(
+    embed: Callable[[list[str]], np.ndarray], profile: KBProfile, steps: Iterable[PathStep]
+) -> dict[PathStep, np.ndarray]:
+    """The phrasings of ``steps`` embedded in one batch: one matrix (rows = phrasings) each."""
+    steps = list(dict.fromkeys(PathStep(*s) for s in steps))
+    texts = [list(profile.step_phrases(s)) for s in steps]
+    flat = [t for group in texts for t in group]
+    if not flat:
+        return {}
+    vectors = embed(flat)
+    out: dict[PathStep, np.ndarray] = {}
+    start = 0
+    for step, group in zip(steps, texts, strict=True):
+        out[step] = vectors[start : start + len(group)]
+        start += len(group)
+    return out
 
-    @cache
-    def vectors(step: PathStep) -> np.ndarray:
-        return embed(list(profile.step_phrases(step)))
+
+def phrase_scorer(
+    embed: Callable[[list[str]], np.ndarray],
+    profile: KBProfile,
+    vectors: dict[PathStep, np.ndarray] | None = None,
+) -> OptionScorer:
+    """Score each step by the best dot product between the sub-question and the step's
+    phrasings. ``vectors``: phrasings embedded beforehand (:func:`phrase_vectors`, kept beside
+    the index); a step without them is embedded on first use and kept."""
+    known: dict[PathStep, np.ndarray] = dict(vectors or {})
+
+    def of(step: PathStep) -> np.ndarray:
+        if step not in known:
+            known[step] = embed(list(profile.step_phrases(step)))
+        return known[step]
 
     def score(text: str, groups: Groups) -> dict[PathStep, float]:
         q = embed([normalize_question(text)])[0]
-        return {key: float((vectors(PathStep(*key)) @ q).max()) for key in groups}
+        return {key: float((of(PathStep(*key)) @ q).max()) for key in groups}
 
     return score

@@ -182,3 +182,22 @@ def test_the_metaqa_profile_is_packaged_and_optional() -> None:
     assert source == "packaged:metaqa"
     assert set(data["relations"]) >= {"directed_by", "written_by", "starred_actors"}
     assert all(e.get("steps") or e.get("sub_questions") for e in data["examples"])
+
+
+def test_the_memory_store_loads_like_the_graph_store(tmp_path) -> None:
+    from kgqa.graph.load import load_kb
+    from kgqa.graph.memory_store import MemoryStore
+    from kgqa.loaders import open_kb
+
+    kb = tmp_path / "people.nt"
+    kb.write_text(
+        "<http://x/ada> <http://x/spouse> <http://x/ben> .\n"
+        '<http://x/ada> <http://www.w3.org/2000/01/rdf-schema#label> "Ada" .\n',
+        encoding="utf-8",
+    )
+    mem = MemoryStore()
+    load_kb(mem, open_kb(kb))
+    assert [(t.subject, t.relation, t.object) for t in mem.all_triples()] == [
+        ("Ada", "spouse", "ben")
+    ]
+    assert MemoryStore.from_file(kb).all_triples() == mem.all_triples()
