@@ -120,6 +120,8 @@ def managed_password(settings: Settings, create: bool = False) -> str:
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(24)
+    while password.startswith("-"):  # an argument starting with "-" reads as an option
+        password = secrets.token_urlsafe(24)
     # O_EXCL: two starts racing must not end up with two different passwords.
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -404,7 +406,8 @@ class LocalNeo4j:
             f.write(quoted)
         env = {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)}
         cmd = [java, "-Xmx256m", "-cp", str(self.jars / "lib" / "*"), ADMIN_TOOL]
-        cmd += ["dbms", "set-initial-password", f"@{argfile}"]
+        # "--": a password that starts with "-" is the positional argument, not an option.
+        cmd += ["dbms", "set-initial-password", "--", f"@{argfile}"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         finally:

@@ -111,10 +111,11 @@ def _free_port() -> int:
 
 def test_stop_and_restart_keep_data_and_password(neo4j_settings: Settings, tmp_path: Path) -> None:
     """A second, small server of its own: stop, restart, data and password survive. Its
-    password has a quote, a backslash and a space, which the admin tool must get verbatim."""
+    password starts with "-" and has a quote, a backslash and a space, which the admin tool must
+    get verbatim."""
     if not neo4j_settings.neo4j.managed:
         pytest.skip("NEO4J_URI is set: no local server is managed in this session")
-    password = 'a "quoted" \\ pass word'
+    password = '-a "quoted" \\ pass word'
     neo = Neo4jSettings(
         bolt_port=_free_port(),
         http_port=_free_port(),

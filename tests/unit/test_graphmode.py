@@ -149,3 +149,23 @@ def test_multi_entity_questions_need_no_decomposition() -> None:
     )
     assert [e.name for e in answer.answer_entities] == ["Cy"] and not llm.calls
     assert "path" not in answer.parameters
+
+
+def test_the_papers_decomposition_prompt_gets_the_kbs_own_examples() -> None:
+    from kgqa.pipeline.pipeline import KGRAGPipeline, decomposition_turns
+
+    p = named_profile()
+    turns = decomposition_turns(p)
+    assert turns and all(
+        q.startswith("Question: ") and "Sub-questions:\n1. " in a for q, a in turns
+    )
+    llm = ScriptedLLM().enqueue(
+        ["Reasoning: one fact.\nSub-questions:\n1. Who is [Ada] married to?\n<END>"]
+    )
+    pipe = KGRAGPipeline(llm, None, mode="qd", profile=p)
+    prompt = pipe.decomposer.template.render(question="who is married to [Ada]")
+    text = "\n".join(m["content"] for m in prompt)
+    assert all(q in text for q, _ in turns) and "movie" not in text.lower()
+    # without a profile the prompt has no examples at all (never another KB's)
+    bare = KGRAGPipeline(ScriptedLLM(), None, mode="qd").decomposer.template.render(question="q")
+    assert [m["role"] for m in bare] == ["system", "user"]
