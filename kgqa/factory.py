@@ -260,6 +260,7 @@ class Factory:
             profile=profile,
             grammar=g.grammar,
             one_step=g.one_step,
+            embed=embedder.embed if g.cut_steps else None,
         )
 
     def close(self) -> None:

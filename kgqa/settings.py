@@ -112,11 +112,14 @@ class ProfileSettings:
 
 @dataclass(frozen=True)
 class GraphModeSettings:
-    # A one-step question's relation: "phrases" (embedding similarity between the question and
-    # each step's phrasings) or "llm" (the LLM's own first step under the grammar).
-    one_step: str = "phrases"
+    # A one-step question's relation: "llm" (the LLM's own first step under the grammar),
+    # "phrases" (embedding similarity between the question and each step's phrasings), or
+    # "auto" (phrases when a profile file wrote them by hand, else the LLM; kgqa.graphmode).
+    one_step: str = "auto"
     # Hold the step decomposition to the grammar over the KB's real schema.
     grammar: bool = True
+    # Cut a decomposition to the prefix of its steps that reads most like the question.
+    cut_steps: bool = True
 
 
 @dataclass(frozen=True)

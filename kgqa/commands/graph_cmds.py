@@ -70,7 +70,16 @@ def load(
     from kgqa.loaders import ReadOptions
 
     options = ReadOptions(columns=columns, header=header)
-    with Factory(settings_from(ctx)) as factory:
+    settings = settings_from(ctx)
+    if (settings.neo4j.entity_labels, settings.neo4j.name_properties) != ("Entity", "name"):
+        from kgqa.errors import ConfigError
+
+        raise ConfigError(
+            "kgqa loads only into its own schema ((:Entity {name})); neo4j.entity_labels / "
+            "neo4j.name_properties describe a graph kgqa reads as it is: unset them, or use "
+            "another database"
+        )
+    with Factory(settings) as factory:
         report = load_graph(
             factory, kb, fmt=fmt, options=options, on_error=on_error, batch_size=batch_size
         )

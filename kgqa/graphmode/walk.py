@@ -160,6 +160,7 @@ class GraphWalker:
         bridge_margin: float | None = 0.25,
         known: Sequence[PathStep] = (),
         canonical: Callable[[PathStep], PathStep] | None = None,
+        either_direction: bool = False,
     ):
         self.edges = edges
         self.scorer = scorer
@@ -168,6 +169,12 @@ class GraphWalker:
         # match among them says what it asks for.
         self.known = tuple(PathStep(*k) for k in known)
         self.canonical = canonical or (lambda s: s)
+        # From the topic entity, let an option whose reverse the entity lacks take the better
+        # of both directions' scores (the entity fixes the direction, not the wording). Off by
+        # default: with derived phrasings it chose worse (WC2014 1-hop dev, 100 questions, seed
+        # 0: 0.91 with it, 1.00 without; MetaQA 1-hop, 200, seed 0, MetaQA profile: 0.985 with,
+        # 0.990 without; benchmarks/bench_relation_signals.py, docs/results.md).
+        self.either_direction = either_direction
         # (topic entities, their edges) from options_at(), used once by the next walk().
         self._topic_edges: tuple[tuple[str, ...], list[Edge]] | None = None
 
@@ -203,11 +210,9 @@ class GraphWalker:
         for key in self.known:
             scored.setdefault(key, [])
         scores = self.scorer(text, scored)
-        if previous is None:
-            # From the topic entity the direction is the entity's, not the question's: "what
-            # language is the movie [M] in" sounds like "movies in the language X" (in) while a
-            # movie only has in_language out. An option whose reverse the entity lacks takes the
-            # better of both directions' scores.
+        if previous is None and self.either_direction:
+            # "what language is the movie [M] in" sounds like "movies in the language X" (in)
+            # while a movie only has in_language out.
             scores = {
                 k: max(v, scores.get(PathStep(k[0], not k[1]), v))
                 if k in groups and PathStep(k[0], not k[1]) not in groups

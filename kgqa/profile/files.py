@@ -77,6 +77,7 @@ def apply_profile_file(profile: KBProfile, spec: str | Path) -> KBProfile:
     data, source = read_profile_file(spec)
     relations = dict(profile.relations)
     phrases = dict(profile.phrases)
+    phrased = False
     tables = data.get("relations", {})
     if not isinstance(tables, dict):
         raise ConfigError(f"profile file {source}: [relations] must be a table")
@@ -108,11 +109,14 @@ def apply_profile_file(profile: KBProfile, spec: str | Path) -> KBProfile:
         for key, outgoing in (("out", True), ("in", False)):
             if table.get(key):
                 phrases[PathStep(name, outgoing)] = tuple(str(p) for p in table[key])
+                phrased = True
     changes: dict[str, Any] = {
         "relations": relations,
         "phrases": phrases,
         "source": f"{profile.source}+{source}",
     }
+    if phrased:
+        changes["phrases_from"] = "file"
     if data.get("after_out_step"):
         if data["after_out_step"] not in ("any", "back"):
             raise ConfigError(f"profile file {source}: after_out_step is 'any' or 'back'")

@@ -113,6 +113,8 @@ class KBProfile:
     # for a KB whose questions never need more).
     after_out_step: str = "any"
     namer: str = "rules"
+    # Who wrote the phrasings: "derived" (from the relations' words) or "file" (by hand).
+    phrases_from: str = "derived"
     created: str = ""
     kgqa_version: str = ""
 
@@ -179,6 +181,7 @@ class KBProfile:
             "source": self.source,
             "fingerprint": self.fingerprint,
             "namer": self.namer,
+            "phrases_from": self.phrases_from,
             "created": self.created,
             "kgqa_version": self.kgqa_version,
             "after_out_step": self.after_out_step,
@@ -259,6 +262,7 @@ class KBProfile:
             stop_words=frozenset(data.get("stop_words", ())),
             after_out_step=str(data.get("after_out_step", "any")),
             namer=str(data.get("namer", "rules")),
+            phrases_from=str(data.get("phrases_from", "derived")),
             created=str(data.get("created", "")),
             kgqa_version=str(data.get("kgqa_version", "")),
         )

@@ -185,3 +185,13 @@ def test_a_name_property_that_does_not_exist_is_one_line(movies) -> None:
     lines = [ln for ln in (result.output or "").splitlines() if ln.strip()]
     message = str(result.exception) if result.exception else result.output
     assert "label" in message and "entity_labels" in message, (lines, message)
+
+
+def test_loading_into_a_mapped_graph_is_refused(movies, tmp_path, clean_graph) -> None:
+    settings, env = movies
+    before = snapshot(clean_graph, settings.neo4j.database)
+    kb = tmp_path / "kb.txt"
+    kb.write_text("A|r|B\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["load", str(kb)], env=env)
+    assert result.exit_code != 0 and "its own schema" in str(result.exception)
+    assert snapshot(clean_graph, settings.neo4j.database) == before

@@ -169,3 +169,35 @@ def test_the_papers_decomposition_prompt_gets_the_kbs_own_examples() -> None:
     # without a profile the prompt has no examples at all (never another KB's)
     bare = KGRAGPipeline(ScriptedLLM(), None, mode="qd").decomposer.template.render(question="q")
     assert [m["role"] for m in bare] == ["system", "user"]
+
+
+def test_one_step_auto_reads_hand_written_phrasings_else_the_llm(tmp_path) -> None:
+    from kgqa.profile.files import apply_profile_file
+
+    p = named_profile()
+    assert GraphPipeline(ScriptedLLM(), walker(p), profile=p).one_step == "llm"
+    own = tmp_path / "p.toml"
+    own.write_text('[relations.spouse]\nout = ["who is X married to"]\n', encoding="utf-8")
+    hand = apply_profile_file(p, own)
+    assert hand.phrases_from == "file"
+    assert GraphPipeline(ScriptedLLM(), walker(hand), profile=hand).one_step == "phrases"
+
+
+def test_a_decomposition_is_cut_to_the_prefix_that_reads_like_the_question() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the question reads like "the countries of [Ada]", not their capitals
+        return np.array([[0.2, 1.0] if "capitals" in t else [1.0, 0.0] for t in texts])
+
+    llm = ScriptedLLM().enqueue(
+        ["1. countries of [Ada]\n2. capitals of those countries\n<END>"] * 2
+    )
+    cut = GraphPipeline(llm, walker(p), profile=p, embed=embed)
+    answer = cut.answer("which country is [Ada] from", ["Ada"])
+    assert answer.parameters["path"] == [["nationality", "out"]] and answer.parameters["cut_steps"]
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
+    # without an embedder the written steps are followed as written
+    plain = GraphPipeline(llm, walker(p), profile=p).answer("which country is [Ada] from", ["Ada"])
+    assert plain.parameters["path"] == [["nationality", "out"], ["capital", "out"]]

@@ -1,0 +1,127 @@
+"""How often graph mode's step decomposition writes the path a question needs, and what a
+too-long (or too-short) decomposition would have answered, on any KB with only its profile.
+
+For seeded questions of a dataset in MetaQA's layout (`<dir>/<set>/qa_dev.txt`, `kb.txt`), the
+LLM writes the steps under the step grammar (graph mode's prompt, examples and hints from the
+profile). Each prefix of the written path is walked over the KB (in memory), and its answers
+are scored against the gold answers (entity Hit@1 as graph mode ranks them, and F1). Printed:
+Hit@1 of the full path and of the best prefix (the ceiling of any rule that only cuts steps),
+how often the LLM wrote more / fewer / as many steps as the best prefix, and the Hit@1 of
+cutting rules read off the recorded scores: ``cut:phrase`` keeps the prefix whose composed
+phrase ("the countries of the clubs of [X]") is most similar to the question. Every question's
+record goes to ``--out`` (JSON lines).
+
+    .venv/bin/python benchmarks/bench_step_paths.py --data ../shared/wc2014 --set 2-hop \\
+        --profile ~/.local/share/kgqa/index/neo4j --sample 50 --seed 0 --out /tmp/wc2.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from kgqa.eval.datasets import read_questions, sample
+from kgqa.factory import Factory
+from kgqa.graph.memory_store import MemoryStore
+from kgqa.graphmode.pipeline import GraphPipeline, with_hint
+from kgqa.graphmode.scoring import phrase_scorer, phrase_vectors
+from kgqa.graphmode.vocabulary import StepVocabulary
+from kgqa.graphmode.walk import GraphWalker
+from kgqa.pipeline.pipeline import PipelineParams
+from kgqa.profile.files import apply_profile_file
+from kgqa.profile.model import KBProfile
+from kgqa.profile.steps import question_phrase
+from kgqa.settings import load_settings
+from kgqa.types import StageCost
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--set", default="2-hop")
+    ap.add_argument("--profile", type=Path, required=True, help="folder with profile.json")
+    ap.add_argument("--profile-file")
+    ap.add_argument("--sample", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    profile = KBProfile.read(args.profile)
+    if args.profile_file:
+        profile = apply_profile_file(profile, args.profile_file)
+    store = MemoryStore.from_file(args.data / "kb.txt")
+    settings = load_settings()
+    questions = sample(read_questions(args.data / args.set / "qa_dev.txt"), args.sample, args.seed)
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    with Factory(settings) as f:
+        embed = f._loaded_embedder().embed
+        vocab = StepVocabulary(profile)
+        walker = GraphWalker(
+            store.frontier_edges,
+            phrase_scorer(embed, profile, phrase_vectors(embed, profile, vocab.steps)),
+            known=vocab.steps,
+            canonical=profile.canonical,
+        )
+        pipe = GraphPipeline(
+            f.llm(), walker, PipelineParams.from_settings(settings), profile=profile
+        )
+        full_hits, best_hits, cut_hits, longer, shorter, seconds = 0, 0, 0, 0, 0, []
+        for q in questions:
+            entity = q.entities[0]
+            gold = {g.lower() for g in q.answers}
+            first = pipe.first_steps([entity])
+            grammar = vocab.grammar(first, pipe.params.hops) if first else None
+            costs: list[StageCost] = []
+            start = time.perf_counter()
+            asked = with_hint(q.text, vocab, first) if pipe.hints else q.text
+            steps = list(pipe.decomposer.run(asked, costs, grammar=grammar).sub_questions)
+            seconds.append(time.perf_counter() - start)
+            keys = vocab.keys(steps, first) if grammar else [None]
+            path = [k for k in keys if k is not None]
+            prefixes = []
+            qv = embed([q.text])[0]
+            for n in range(1, len(path) + 1):
+                hops, answers = walker.walk([entity], steps[:n], path[:n])
+                top = answers[0].name.lower() if answers else None
+                phrase = f"[{entity}]"
+                for s in path[:n]:
+                    phrase = question_phrase(s, profile.words(s.relation), phrase)
+                sim = float(embed([phrase])[0] @ qv)
+                prefixes.append({"n": n, "hit": top in gold, "phrase": phrase, "sim": sim})
+            full = prefixes[-1]["hit"] if prefixes else False
+            best = next((p["n"] for p in prefixes if p["hit"]), None)
+            cut = max(prefixes, key=lambda p: p["sim"])["hit"] if prefixes else False
+            full_hits += full
+            best_hits += best is not None
+            cut_hits += cut
+            if best is not None and not full:
+                longer += best < len(path)
+            if best is None:
+                shorter += 1
+            if out is not None:
+                row = {
+                    "id": q.id,
+                    "question": q.text,
+                    "steps": steps,
+                    "path": [list(s) for s in path],
+                    "prefixes": prefixes,
+                }
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+        n = len(questions)
+        print(
+            f"{args.data.name} {args.set}, {n} questions, seed {args.seed}, profile {profile.source}"
+        )
+        print(f"  full path hit@1        {full_hits / n:.3f}")
+        print(f"  best prefix (ceiling)  {best_hits / n:.3f}")
+        print(f"  cut:phrase             {cut_hits / n:.3f}")
+        print(f"  wrote too many steps   {longer / n:.3f}; no prefix right {shorter / n:.3f}")
+        print(f"  decomposition median {statistics.median(seconds):.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
