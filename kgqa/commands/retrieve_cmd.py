@@ -37,7 +37,7 @@ def retrieve(
     as_json: bool,
 ) -> None:
     """Print the candidate triples around the topic entities and the top-K for QUESTION."""
-    from kgqa.answers import bracketed_entities, strip_brackets
+    from kgqa.answers import bracketed_entities
     from kgqa.factory import Factory
 
     settings = settings_from(
@@ -48,7 +48,9 @@ def retrieve(
     with Factory(settings) as factory:
         retriever = factory.retriever()
         candidates = retriever.candidates(names, r.hops)
-        top = retriever.top_k(strip_brackets(question), candidates, r.top_k)
+        # The question as `ask --mode kaping` ranks with it (brackets and all): what is shown
+        # is what the answer would use.
+        top = retriever.top_k(question, candidates, r.top_k)
     if as_json:
         click.echo(
             json.dumps(

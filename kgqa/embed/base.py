@@ -18,8 +18,11 @@ class Embedder(Protocol):
     so that a mismatched index is detected before any work is done.
     """
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(
         self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
