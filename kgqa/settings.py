@@ -118,8 +118,9 @@ class GraphModeSettings:
     one_step: str = "auto"
     # Hold the step decomposition to the grammar over the KB's real schema.
     grammar: bool = True
-    # Cut a decomposition to the prefix of its steps that reads most like the question.
-    cut_steps: bool = True
+    # Cut a decomposition to the prefix of its steps that reads most like the question (off:
+    # measured to help one-hop questions and hurt two-hop ones more; docs/results.md).
+    cut_steps: bool = False
 
 
 @dataclass(frozen=True)

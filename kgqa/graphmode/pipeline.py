@@ -185,7 +185,9 @@ class GraphPipeline:
         self.one_step = one_step
         # With an embedder, a decomposition is cut to the prefix that reads most like the
         # question (see cut_to_question): a small model writes a second step after "which
-        # soccer club is based in [Mexico]" 13 times in 100 (WC2014 1-hop dev, seed 0).
+        # soccer club is based in [Mexico]" (WC2014 1-hop dev, 50 questions, seed 0: 0.96 ->
+        # 1.00 with the cut) but the cut also drops needed steps (2-hop: 0.84 -> 0.68), so the
+        # factory passes none unless graph.cut_steps is set.
         self.embed = embed
         # With a vocabulary the decomposition is held by a grammar to steps that each name one
         # (relation, direction) the frontier can have; without one, steps are free text and

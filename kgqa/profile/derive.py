@@ -21,6 +21,7 @@ Everything comes from reads of the graph store (:class:`kgqa.graph.base.SchemaRe
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections import defaultdict
@@ -478,12 +479,18 @@ def _candidate_paths(
     straight = [p for p in ranked(three) if p[1] != PathStep(p[0].relation, not p[0].outgoing)]
     back = [p for p in ranked(two) if p[1] == PathStep(p[0].relation, not p[0].outgoing)]
     chain = [p for p in ranked(two) if p[1] != PathStep(p[0].relation, not p[0].outgoing)]
+    # Single steps both ways, alternately ("which club does [X] play for", "which players
+    # play for [Chile]"): with out-steps only, a small model asked an in-question wrote a
+    # second step after it.
+    singles: list[tuple[PathStep, ...]] = []
+    used: set[str] = set()
+    for outgoing in itertools.islice(itertools.cycle((True, False)), 2 * len(steps)):
+        pick = next((s for s in steps if s.outgoing == outgoing and s.relation not in used), None)
+        if pick is not None:
+            singles.append((pick,))
+            used.add(pick.relation)
     return (
-        _spread(shared, 1)
-        + _spread(straight, 1)
-        + _spread(chain, 2)
-        + _spread(back, 1)
-        + [(s,) for s in steps]
+        _spread(shared, 1) + _spread(straight, 1) + _spread(chain, 2) + _spread(back, 1) + singles
     )
 
 
