@@ -24,13 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from kgqa.errors import GraphUnavailable, KBFormatError, KGQAError
+from kgqa.graph.base import GraphWriter
 
 if TYPE_CHECKING:
-    from kgqa.graph.neo4j_store import DuplicateId
-    from kgqa.graph.neo4j_writes import BatchWritten
     from kgqa.loaders.base import KBFile, Problem, RawTriple
 
 OnError = Literal["fail", "skip"]
@@ -56,25 +55,8 @@ KNOWN_ENTITIES = 100_000
 _QUEUED_BATCHES = 2
 
 
-class KBWriter(Protocol):
-    """What :func:`load_kb` needs from a graph store (``Neo4jStore`` provides it)."""
-
-    def ensure_schema(self) -> None: ...
-
-    def entity_count(self) -> int: ...
-
-    def needs_planner_warmup(self) -> bool: ...
-
-    def write_batch(
-        self,
-        triples: Sequence[RawTriple],
-        known: Mapping[str, str | None] | None = None,
-        check_names: bool = True,
-    ) -> BatchWritten: ...
-
-    def duplicate_triple_ids(self, limit: int = 20) -> list[DuplicateId]: ...
-
-    def refresh_statistics(self) -> None: ...
+# What load_kb needs from a graph store (Neo4jStore and MemoryStore provide it).
+KBWriter = GraphWriter
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,18 @@ The contract both stores must keep is tested once, over each (``tests/*/test_sto
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
+from kgqa.errors import EntityNotFound, KGQAError
 from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
 from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows
+from kgqa.graph.linking import named_in, one_ignoring_case
 from kgqa.graph.neo4j_writes import BatchWritten
 from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
 from kgqa.types import Candidates, Edge, Triple
@@ -105,32 +105,16 @@ class MemoryStore:
         if mention in self._entities:
             return mention
         ci = self.case_insensitive([mention]).get(mention.lower(), [])
-        if len(ci) == 1:
-            return ci[0]
-        if len(ci) > 1:
-            raise AmbiguousEntity(
-                f"{mention!r} matches several entities when case is ignored: "
-                f"{', '.join(repr(c) for c in ci)}; pass --entity with the exact name"
-            )
-        raise EntityNotFound(mention, [])
+        found = one_ignoring_case(mention, ci)
+        if found is None:
+            raise EntityNotFound(mention, [])
+        return found
 
     def link_question(self, question: str) -> str:
-        found = [
-            e
-            for e in self._entities
-            if re.search(rf"(?<!\w){re.escape(e)}(?!\w)", question, re.IGNORECASE)
-        ]
-        found = [n for n in found if not any(n != m and n.lower() in m.lower() for m in found)]
-        if not found:
+        found = named_in(question, self._entities)
+        if found is None:
             raise EntityNotFound(question.strip(), [])
-        longest = max(len(n) for n in found)
-        best = sorted({n for n in found if len(n) == longest})
-        if len(best) > 1:
-            raise AmbiguousEntity(
-                f"the question names several entities equally well: "
-                f"{', '.join(repr(b) for b in best)}; pass --entity with the one you mean"
-            )
-        return best[0]
+        return found
 
     # -- retrieval --------------------------------------------------------------------------
     def _degree(self, name: str) -> int:
@@ -142,20 +126,14 @@ class MemoryStore:
         self.require_entities(entities)
         started = time.perf_counter()
         topic = set(entities)
+
+        def hub(node: str) -> bool:
+            return (
+                node not in topic and bool(policy.hub_cap) and self._degree(node) > policy.hub_cap
+            )
+
         # Nodes within hops-1 of the topics, never stepping through a hub after them.
-        dist = {e: 0 for e in entities}
-        queue = deque(entities)
-        while queue:
-            node = queue.popleft()
-            if dist[node] >= policy.hops - 1:
-                continue
-            if node not in topic and policy.hub_cap and self._degree(node) > policy.hub_cap:
-                continue
-            for t in self._touching(node):
-                other = t.object if t.subject == node else t.subject
-                if other not in dist:
-                    dist[other] = dist[node] + 1
-                    queue.append(other)
+        dist = self._distances(entities, policy.hops - 1, through=lambda n: not hub(n))
         seen: dict[int, Triple] = {}
         for node in dist:
             if node not in topic and policy.hub_cap and self._degree(node) > policy.hub_cap:
@@ -201,18 +179,26 @@ class MemoryStore:
     ) -> dict[str, int | None]:
         if not 1 <= max_hops <= MAX_PATH_HOPS:
             raise KGQAError(f"max_hops must be between 1 and {MAX_PATH_HOPS}, got {max_hops}")
-        dist = {t: 0 for t in topics if t in self._entities}
+        dist = self._distances([t for t in topics if t in self._entities], max_hops)
+        return {n: dist.get(n) for n in names}
+
+    def _distances(
+        self, starts: Sequence[str], depth: int, through: Callable[[str], bool] | None = None
+    ) -> dict[str, int]:
+        """Breadth-first hop counts from ``starts`` up to ``depth``, either direction, going
+        on only from nodes that ``through`` allows."""
+        dist = {s: 0 for s in starts}
         queue = deque(dist)
         while queue:
             node = queue.popleft()
-            if dist[node] >= max_hops:
+            if dist[node] >= depth or (through is not None and not through(node)):
                 continue
             for t in self._touching(node):
                 other = t.object if t.subject == node else t.subject
                 if other not in dist:
                     dist[other] = dist[node] + 1
                     queue.append(other)
-        return {n: dist.get(n) for n in names}
+        return dist
 
     # -- triples ----------------------------------------------------------------------------
     def triples(

@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kgqa.errors import AmbiguousEntity, EntityNotFound, KGQAError
+from kgqa.errors import EntityNotFound, KGQAError
 from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
 from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows, lucene_escape
+from kgqa.graph.linking import named_in, one_ignoring_case
 from kgqa.graph.neo4j_errors import graph_errors
 from kgqa.graph.neo4j_writes import Neo4jWrites
 from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
@@ -143,14 +144,10 @@ class Neo4jStore(Neo4jWrites):
         if self._read("entities_exact", names=[mention])[0]["found"]:
             return mention
         ci = [r["name"] for r in self._read("entities_case_insensitive", name=mention, limit=10)]
-        if len(ci) == 1:
-            return ci[0]
-        if len(ci) > 1:
-            raise AmbiguousEntity(
-                f"{mention!r} matches several entities when case is ignored: "
-                f"{', '.join(repr(c) for c in ci)}; pass --entity with the exact name"
-            )
-        raise EntityNotFound(mention, self.suggest(mention))
+        found = one_ignoring_case(mention, ci)
+        if found is None:
+            raise EntityNotFound(mention, self.suggest(mention))
+        return found
 
     def link_question(self, question: str, limit: int = 50) -> str:
         """Entity linking for a question that names no entity explicitly.
@@ -168,21 +165,10 @@ class Neo4jStore(Neo4jWrites):
                 "entity linking needs the full-text index (created by `kgqa load` and "
                 "`kgqa index`); pass --entity NAME"
             )
-        for flags in (0, re.IGNORECASE):
-            found = [
-                n for n in names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, flags)
-            ]
-            found = [n for n in found if not any(n != m and n.lower() in m.lower() for m in found)]
-            if found:
-                longest = max(len(n) for n in found)
-                best = sorted({n for n in found if len(n) == longest})
-                if len(best) > 1:
-                    raise AmbiguousEntity(
-                        f"the question names several entities equally well: "
-                        f"{', '.join(repr(b) for b in best)}; pass --entity with the one you mean"
-                    )
-                return best[0]
-        raise EntityNotFound(question.strip(), names[:5])
+        found = named_in(question, names)
+        if found is None:
+            raise EntityNotFound(question.strip(), names[:5])
+        return found
 
     # -- retrieval --------------------------------------------------------------------------
     def candidates(self, entities: Sequence[str], policy: ExpandPolicy) -> Candidates:
