@@ -268,6 +268,7 @@ class Factory:
             grammar=g.grammar,
             one_step=g.one_step,
             embed=embedder.embed if g.cut_steps else None,
+            answer_type=g.answer_type,
         )
 
     def close(self) -> None:

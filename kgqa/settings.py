@@ -121,6 +121,9 @@ class GraphModeSettings:
     # Cut a decomposition to the prefix of its steps that reads most like the question (off:
     # measured to help one-hop questions and hurt two-hop ones more; docs/results.md).
     cut_steps: bool = False
+    # Let the LLM first name what the question asks for ("answer: clubs") and drop the steps it
+    # writes after the last one that reaches that kind.
+    answer_type: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from kgqa.errors import ConfigError, KGQAError
 from kgqa.graph.paths import PathStep
-from kgqa.graphmode.vocabulary import END, StepVocabulary
+from kgqa.graphmode.vocabulary import ANSWER_LABEL, END, StepVocabulary
 from kgqa.graphmode.walk import GraphWalker, Hop, Option, steps_of
 from kgqa.llm.base import LLM
 from kgqa.pipeline.decompose import Decomposer
@@ -39,6 +39,7 @@ _SHOWN = 10
 ONE_STEP_CHOICES = ("auto", "phrases", "llm")
 
 _BRACKETED = re.compile(r"\[[^\]]*\]")
+_ANSWER_LINE = re.compile(rf"{ANSWER_LABEL}\s*(.+?)\s*$", re.I | re.M)
 # Words that glue a step together but ask for nothing; the KB profile adds the names of its
 # kinds of node ("film [Saw V]?" asks for nothing in a movie graph).
 _EMPTY_WORDS = frozenset(
@@ -108,7 +109,10 @@ def describe_hops(hops: Sequence[Hop]) -> str:
 
 
 def step_example_turns(
-    profile: KBProfile, vocabulary: StepVocabulary | None, hints: bool = False
+    profile: KBProfile,
+    vocabulary: StepVocabulary | None,
+    hints: bool = False,
+    answer: bool = False,
 ) -> list[tuple[str, str]]:
     """The profile's examples as (question, numbered steps) turns of the step prompt, written
     exactly as the grammar writes them; ``hints``: each question followed by its topic
@@ -124,6 +128,8 @@ def step_example_turns(
             else list(e.steps)
         )
         body = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+        if answer and vocabulary is not None and e.path:
+            body = f"{ANSWER_LABEL} {vocabulary.answer_noun(e.path[-1])}\n{body}"
         question = (
             with_hint(e.question, vocabulary, e.first) if hints and vocabulary else e.question
         )
@@ -164,6 +170,7 @@ class GraphPipeline:
         grammar: bool = True,
         one_step: str = "auto",
         embed: Callable[[list[str]], np.ndarray] | None = None,
+        answer_type: bool = False,
     ):
         if (decompose or synthesize) and llm is None:
             raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
@@ -200,8 +207,18 @@ class GraphPipeline:
             temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
         )
         self.hints = profile is not None and self.vocabulary is not None and uses_hints(profile)
+        # The LLM first names what the question asks for ("answer: clubs"), among the kinds
+        # the steps reach; steps it writes after the last one that reaches it are dropped.
+        self.answer_type = (
+            answer_type
+            and profile is not None
+            and self.vocabulary is not None
+            and all(e.path for e in profile.examples if e.steps or e.path)
+        )
         examples = (
-            step_example_turns(profile, self.vocabulary, self.hints) if profile is not None else []
+            step_example_turns(profile, self.vocabulary, self.hints, self.answer_type)
+            if profile is not None
+            else []
         )
         self.decomposer = (
             Decomposer(
@@ -242,6 +259,24 @@ class GraphPipeline:
         first = self.first_steps(entities)
         return self.vocabulary.grammar(first, self.params.hops) if first else None
 
+    def cut_to_answer(
+        self, reasoning: str, steps: list[str], keys: list[PathStep | None]
+    ) -> tuple[list[str], list[PathStep | None]]:
+        """The written steps up to the last one that reaches the kind the LLM said the question
+        asks for ("answer: clubs"); all of them when none does."""
+        assert self.vocabulary is not None
+        m = _ANSWER_LINE.search(reasoning)
+        if m is None:
+            return steps, keys
+        declared = m.group(1).strip().lower()
+        last = None
+        for i, key in enumerate(keys):
+            if key is not None and self.vocabulary.answer_noun(key).lower() == declared:
+                last = i
+        if last is None:
+            return steps, keys
+        return steps[: last + 1], keys[: last + 1]
+
     def cut_to_question(
         self, question: str, topic: str, steps: list[str], keys: list[PathStep | None]
     ) -> tuple[list[str], list[PathStep | None]]:
@@ -281,7 +316,7 @@ class GraphPipeline:
             if self.decomposer is not None:
                 first = self.first_steps(entities)
                 grammar = (
-                    self.vocabulary.grammar(first, self.params.hops)
+                    self.vocabulary.grammar(first, self.params.hops, answer=self.answer_type)
                     if first and self.vocabulary is not None
                     else None
                 )
@@ -301,6 +336,8 @@ class GraphPipeline:
                     # Free steps: drop one that only names the entity ("film [Saw V]?").
                     stop = self.profile.stop_words if self.profile is not None else ()
                     steps = [q for q in steps if asks_something(q, stop)]
+                if len(steps) > 1 and parsed and self.answer_type:
+                    steps, parsed = self.cut_to_answer(decomposition.reasoning, steps, parsed)
                 if len(steps) > 1 and parsed and self.embed is not None:
                     steps, parsed = self.cut_to_question(question, entities[0], steps, parsed)
                 if len(steps) > 1:
@@ -362,6 +399,7 @@ class GraphPipeline:
                 "one_step": self.one_step,
                 "step_hints": self.hints,
                 "cut_steps": self.embed is not None,
+                "answer_type": self.answer_type,
                 "profile": self.profile.source if self.profile is not None else None,
             }
             | path,

@@ -24,6 +24,8 @@ from kgqa.profile.model import KBProfile
 from kgqa.profile.steps import back_text, reached_noun, step_text
 
 END = "<END>"
+# The label of the line that declares what kind of thing the question asks for.
+ANSWER_LABEL = "answer:"
 _GBNF_SPECIAL = str.maketrans({"\\": "\\\\", '"': '\\"'})
 _ANCHOR = "\x00"  # stands for the anchor while texts are compared
 
@@ -137,10 +139,20 @@ class StepVocabulary:
         return found
 
     # -- the grammar ------------------------------------------------------------------------
-    def grammar(self, first: Iterable[PathStep], max_steps: int, end: str = END) -> str:
+    def answer_noun(self, step: PathStep) -> str:
+        """What the nodes a step reaches are called ("clubs"): an answer's declared kind."""
+        return reached_noun(step, self.profile.words(step.relation))
+
+    def answer_nouns(self) -> list[str]:
+        return sorted({self.answer_noun(s) for s in self.steps})
+
+    def grammar(
+        self, first: Iterable[PathStep], max_steps: int, end: str = END, answer: bool = False
+    ) -> str:
         """GBNF for up to ``max_steps`` numbered steps, then ``end``: step 1 follows one of
         ``first`` (the topic entity's own steps), each later one a step that the nodes reached
-        can follow."""
+        can follow. ``answer``: the steps are preceded by a line "answer: <kind>" naming what
+        the question asks for, one of the nouns of the steps (:meth:`answer_nouns`)."""
         start = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
         if not start or max_steps < 1:
             raise ValueError("a step grammar needs at least one first option and one step")
@@ -165,6 +177,9 @@ class StepVocabulary:
             return " | ".join(parts)
 
         rules["root"] = f'"1. " ({alternatives(start, None, 1)})'
+        if answer:
+            kinds = " | ".join(_lit(n) for n in self.answer_nouns())
+            rules["root"] = f'"{ANSWER_LABEL} " ({kinds}) "\\n" {rules["root"]}'
         frontier = {(1, s) for s in start}
         done: set[tuple[int, PathStep]] = set()
         while frontier:

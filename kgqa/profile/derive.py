@@ -12,7 +12,7 @@ Everything comes from reads of the graph store (:class:`kgqa.graph.base.SchemaRe
 3. **Transitions**: for each step (relation, direction), which steps the nodes it reaches
    have; the step grammar lets a step follow only these.
 4. **Kinds**: step ends whose reached nodes overlap are one kind of node, named by the most
-   used noun of its ends.
+   used noun of its ends (of the ends that reach its nodes as subjects, where there are any).
 5. **Examples**: real paths sampled from the graph (one, two and three steps, from real
    entities, each checked to reach answers), written in the step vocabulary and, for the
    paper's prompts, as sub-questions with a short reasoning: the in-context examples of every
@@ -109,6 +109,18 @@ def _plural(noun: str) -> str:
     return noun + "s"
 
 
+ENTITIES = "entities"  # what the rules call the subjects of any relation
+
+
+def _singulars(noun: str) -> set[str]:
+    """What "movies", "countries", "clubs" may be in the singular (both readings of -ies)."""
+    if noun.endswith("ies") and len(noun) > 4:
+        return {noun[:-1], noun[:-3] + "y"}
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return {noun[:-1]}
+    return {noun}
+
+
 def rule_words(relation: str) -> RelationWords:
     """A relation's words from its name alone: "has_genre" -> objects "genres", verb "has
     genre"; "place_of_birth" -> objects "places of birth"; subjects are "entities"."""
@@ -136,13 +148,29 @@ def rule_words(relation: str) -> RelationWords:
     )
     return RelationWords(
         words=words,
-        subject="entities",
+        subject=ENTITIES,
         object=obj,
         verb=verb,
         ask_object=f"what is the {words} of X",
         ask_subject=f"which entities have {words} X",
         source="rules",
     )
+
+
+def _role_object(named: RelationWords, rules: RelationWords) -> RelationWords:
+    """The LLM's words, with the relation's own noun for its objects where the LLM called both
+    sides the same ("people married to people"): "spouses of [X]" says what a step asks for,
+    "people of [X]" does not. Only a name that is a noun ("spouse", not "knows" or
+    "parent_of") has one."""
+    noun = rules.object
+    if (
+        named.subject != named.object
+        or noun.endswith(" entities")
+        or noun == rules.words
+        or noun == named.object
+    ):
+        return named
+    return replace(named, object=noun)
 
 
 def _reverse_words(w: RelationWords) -> RelationWords:
@@ -247,7 +275,7 @@ def derive_profile(
             say(f"naming relation {r}")
             got = namer.name(r, parsed.words, examples_of[r])
             if got is not None:
-                words = got
+                words = _role_object(got, words)
         s = stats[r]
         relations[r] = RelationProfile(
             r,
@@ -305,9 +333,17 @@ def derive_profile(
         groups[kinds.find(step)].append(step)
     kind_list = []
     for ends in groups.values():
+        # Named by what its nodes are as subjects (what a thing is) where they are subjects of
+        # something; only a kind that is never a subject takes a role's name ("directors").
+        # The rules' placeholder noun ("entities") names a kind nothing else names.
+        def noun(e: PathStep) -> str:
+            return reached_noun(e, relations[e.relation].words)
+
+        named_by = [e for e in ends if noun(e) != ENTITIES]
+        named_by = [e for e in named_by if not e.outgoing] or named_by or ends
         weight: dict[str, int] = defaultdict(int)
-        for e in ends:
-            weight[reached_noun(e, relations[e.relation].words)] += relations[e.relation].count
+        for e in named_by:
+            weight[noun(e)] += relations[e.relation].count
         name = max(weight, key=lambda n: (weight[n], n))
         kind_list.append(Kind(name, tuple(sorted(ends, key=_order))))
     kind_list.sort(key=lambda k: k.name)
@@ -336,7 +372,7 @@ def derive_profile(
         if any(not e.outgoing for e in kind.ends):
             for w in kind.name.split():
                 stop.add(w)
-                stop.add(w[:-1] if w.endswith("s") else w)
+                stop |= _singulars(w)
     stop -= _PREPOSITIONS
     profile = profile.with_(
         transitions={k: tuple(v) for k, v in transitions.items()},

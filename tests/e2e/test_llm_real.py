@@ -51,9 +51,14 @@ def test_gbnf_choice_and_stop_string(llm):
 
 
 def test_pinned_prefix_gives_the_same_output_with_far_fewer_tokens_evaluated(llm):
+    from kgqa.pipeline.pipeline import decomposition_turns
+    from kgqa.profile.files import profile_without_graph
     from kgqa.prompts import PromptTemplate
 
-    decompose = PromptTemplate("decompose")
+    # The prompt as kgrag renders it for a KB: its in-context examples are the profile's (here
+    # the packaged MetaQA one, whose questions are about movies like the one asked).
+    examples = decomposition_turns(profile_without_graph("metaqa"))
+    decompose = PromptTemplate("decompose", examples=examples)
     prompt = decompose.render(question="who directed the movies written by [Nora Ephron]")
     other = [{"role": "user", "content": "Say hello."}]
     # Greedy: with sampling, a prompt evaluated in other batch splits may flip a near-tie.

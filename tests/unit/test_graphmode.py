@@ -201,3 +201,27 @@ def test_a_decomposition_is_cut_to_the_prefix_that_reads_like_the_question() -> 
     # without an embedder the written steps are followed as written
     plain = GraphPipeline(llm, walker(p), profile=p).answer("which country is [Ada] from", ["Ada"])
     assert plain.parameters["path"] == [["nationality", "out"], ["capital", "out"]]
+
+
+def test_steps_after_the_declared_answer_kind_are_dropped() -> None:
+    p = named_profile()
+    llm = ScriptedLLM().enqueue(
+        ["answer: countries\n1. countries of [Ada]\n2. capitals of those countries\n<END>"]
+    )
+    pipe = GraphPipeline(llm, walker(p), profile=p, answer_type=True)
+    answer = pipe.answer("which country is [Ada] from", ["Ada"])
+    assert (
+        answer.parameters["path"] == [["nationality", "out"]] and answer.parameters["answer_type"]
+    )
+    grammar = llm.calls[0].params.grammar
+    assert grammar.splitlines()[0].startswith('root ::= "answer: " (') and '"countries"' in grammar
+    _llama_grammar(grammar)
+    # the examples declare their answers too
+    assert "answer: " in llm.calls[0].text
+    # a declared kind that no written step reaches keeps the steps as written
+    assert pipe.cut_to_answer(
+        "answer: professions", ["a", "b"], [PathStep("spouse", True), None]
+    ) == (
+        ["a", "b"],
+        [PathStep("spouse", True), None],
+    )

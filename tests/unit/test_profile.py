@@ -201,3 +201,36 @@ def test_the_memory_store_loads_like_the_graph_store(tmp_path) -> None:
         ("Ada", "spouse", "ben")
     ]
     assert MemoryStore.from_file(kb).all_triples() == mem.all_triples()
+
+
+def test_a_relation_within_one_kind_takes_its_own_noun_for_its_objects(tmp_path) -> None:
+    # "people married to people" says nothing a step can ask for: "spouses of [X]" does.
+    NAMES["spouse"] = NAMES["spouse"] | {"objects": "people"}
+    try:
+        namer, _ = scripted_namer(tmp_path / "names.json")
+        spouse = derived(namer).relations["spouse"].words
+    finally:
+        NAMES["spouse"] = NAMES["spouse"] | {"objects": "spouses"}
+    assert (spouse.object, spouse.verb) == ("spouses", "married to")
+
+
+def test_a_kind_is_named_by_what_its_nodes_are_as_subjects(tmp_path) -> None:
+    # The countries are "countries" as subjects of capital, whatever role nationality gives them.
+    NAMES["capital"] = {
+        "subjects": "countries",
+        "objects": "cities",
+        "verb": "has capital",
+        "ask_object": "what is the capital of X",
+        "ask_subject": "which country has the capital X",
+    }
+    NAMES["nationality"] = NAMES["nationality"] | {"objects": "nationalities"}
+    try:
+        namer, _ = scripted_namer(tmp_path / "names.json")
+        p = derived(namer)
+    finally:
+        del NAMES["capital"]
+        NAMES["nationality"] = NAMES["nationality"] | {"objects": "countries"}
+    country = p.kind_of(PathStep("nationality", True))
+    assert country is not None and country.name == "countries"
+    assert p.relations["nationality"].words.object == "nationalities"  # the role stays its own
+    assert {"country", "countries"} <= p.stop_words
