@@ -267,6 +267,7 @@ class Factory:
             profile=profile,
             grammar=g.grammar,
             one_step=g.one_step,
+            one_step_margin=g.one_step_margin,
             embed=embedder.embed if g.cut_steps else None,
             answer_type=g.answer_type,
         )

@@ -116,6 +116,9 @@ class GraphModeSettings:
     # "phrases" (embedding similarity between the question and each step's phrasings), or
     # "auto" (phrases when a profile file wrote them by hand, else the LLM; kgqa.graphmode).
     one_step: str = "auto"
+    # With "llm": the phrasings' step is taken instead where it scores more than this above
+    # the LLM's (embedding dot products; 0.3 measured to change no right answer).
+    one_step_margin: float = 0.3
     # Hold the step decomposition to the grammar over the KB's real schema.
     grammar: bool = True
     # Cut a decomposition to the prefix of its steps that reads most like the question (off:

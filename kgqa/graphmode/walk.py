@@ -201,6 +201,10 @@ class GraphWalker:
         self._topic_edges = (key, edges)
         return {self.canonical(PathStep(e.triple.relation, e.outgoing)) for e in edges}
 
+    def first_scores(self, entities: Sequence[str], text: str) -> dict[PathStep, float]:
+        """The scorer's score of each step the entities have, for ``text``."""
+        return self.scorer(text, self._groups(entities))
+
     def _score(self, text: str, groups: Groups, previous: PathStep | None) -> _Scored:
         scored: Groups = dict(groups)
         if previous is not None and previous not in scored:

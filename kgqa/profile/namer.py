@@ -34,10 +34,9 @@ _SCHEMA = json.dumps(
 _SYSTEM = (
     "You name the relations of a knowledge graph. Given a relation and example triples "
     "(subject, relation, object), answer in JSON: 'subjects' and 'objects' are short plural "
-    "nouns for the role each side plays in this relation (what the relation makes them: "
-    "'mentors', not 'people'); 'verb' is a short phrase so that '<subjects> <verb> <objects>' "
-    "reads as English; 'ask_object' asks for the object of a subject X; 'ask_subject' asks "
-    "which subjects have the object X. Use X for the entity."
+    "nouns for what the subjects and the objects are; 'verb' is a short phrase so that "
+    "'<subjects> <verb> <objects>' reads as English; 'ask_object' asks for the object of a "
+    "subject X; 'ask_subject' asks which subjects have the object X. Use X for the entity."
 )
 # Invented relations: they teach the shape of the answer, not any KB's words.
 _EXAMPLES = (
@@ -53,23 +52,13 @@ _EXAMPLES = (
         },
     ),
     (
-        "relation: locatedIn\n(Lowmere, locatedIn, Tessaly)\n(Brin, locatedIn, Vardo)",
+        "relation: locatedIn\n(Port Avel, locatedIn, Norland)\n(Kessa, locatedIn, Ostmark)",
         {
             "subjects": "cities",
             "objects": "countries",
             "verb": "located in",
             "ask_object": "which country is X in",
             "ask_subject": "which cities are in X",
-        },
-    ),
-    (
-        "relation: mentor\n(Lena Ortz, mentor, Ravi Solan)\n(Ravi Solan, mentor, Ida Brekke)",
-        {
-            "subjects": "students",
-            "objects": "mentors",
-            "verb": "mentored by",
-            "ask_object": "who is X's mentor",
-            "ask_subject": "whose mentor is X",
         },
     ),
     (

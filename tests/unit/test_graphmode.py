@@ -141,6 +141,22 @@ def test_one_step_choice_by_phrases_or_by_the_llm() -> None:
     assert answer.answer_entities[0].name == "Norland"
 
 
+def test_the_llms_one_step_gives_way_to_phrasings_that_clearly_match_better() -> None:
+    p = named_profile()
+    question = "what nationality is [Ada]"
+    # the scorer reads "nationality" in the question; the LLM's step says spouses
+    llm = ScriptedLLM().enqueue(["1. spouses of [Ada]\n<END>"] * 2)
+    pipe = GraphPipeline(llm, walker(p), profile=p, one_step="llm")
+    scores = pipe.walker.first_scores(["Ada"], question)
+    nationality, spouse = PathStep("nationality", True), PathStep("spouse", True)
+    assert scores[nationality] > scores[spouse] + pipe.one_step_margin
+    answer = pipe.answer(question, ["Ada"])
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
+    assert answer.parameters["one_step_margin"] == pipe.one_step_margin
+    trusting = GraphPipeline(llm, walker(p), profile=p, one_step="llm", one_step_margin=9.0)
+    assert [e.name for e in trusting.answer(question, ["Ada"]).answer_entities] == ["Ben"]
+
+
 def test_multi_entity_questions_need_no_decomposition() -> None:
     p = named_profile()
     llm = ScriptedLLM()
