@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("--profile-file", help="a profile file applied over it (e.g. metaqa)")
     ap.add_argument("--sample", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--margin", type=float, default=0.15)
+    ap.add_argument("--margin", type=float, default=0.3)  # graph.one_step_margin
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
