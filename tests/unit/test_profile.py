@@ -90,6 +90,10 @@ def test_examples_are_real_paths_that_reach_answers() -> None:
         assert s.walk([topic], e.path)[-1], e
         assert len(e.steps) == len(e.path) == len(e.sub_questions)
         assert f"[{topic}]" in e.steps[0]
+    # one-step and longer examples in turn, one-step first (a small model follows the last)
+    single = [len(e.path) == 1 for e in p.examples]
+    assert single[0] and not any(a and b for a, b in zip(single, single[1:], strict=False))
+    assert not single[-1]
 
 
 NAMES = {
