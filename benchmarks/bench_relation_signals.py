@@ -35,16 +35,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from kgqa.eval.datasets import read_questions, sample
+from _dev_kb import load_dev_kb
+
 from kgqa.factory import Factory
-from kgqa.graph.memory_store import MemoryStore
 from kgqa.graphmode.pipeline import GraphPipeline
 from kgqa.graphmode.scoring import normalize_question, phrase_scorer, phrase_vectors
 from kgqa.graphmode.vocabulary import StepVocabulary
 from kgqa.graphmode.walk import GraphWalker
 from kgqa.pipeline.pipeline import PipelineParams
-from kgqa.profile.files import apply_profile_file
-from kgqa.profile.model import KBProfile
 from kgqa.settings import load_settings
 from kgqa.types import StageCost
 
@@ -68,12 +66,10 @@ def main() -> int:
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    profile = KBProfile.read(args.profile)
-    if args.profile_file:
-        profile = apply_profile_file(profile, args.profile_file)
-    store = MemoryStore.from_file(args.data / "kb.txt")
+    profile, store, questions = load_dev_kb(
+        args.data, args.profile, args.profile_file, "1-hop", args.sample, args.seed
+    )
     settings = load_settings()
-    questions = sample(read_questions(args.data / "1-hop" / "qa_dev.txt"), args.sample, args.seed)
     with Factory(settings) as f:
         embed = f._loaded_embedder().embed
         vocab = StepVocabulary(profile)

@@ -24,16 +24,14 @@ import sys
 import time
 from pathlib import Path
 
-from kgqa.eval.datasets import read_questions, sample
+from _dev_kb import load_dev_kb
+
 from kgqa.factory import Factory
-from kgqa.graph.memory_store import MemoryStore
 from kgqa.graphmode.pipeline import GraphPipeline, with_hint
 from kgqa.graphmode.scoring import phrase_scorer, phrase_vectors
 from kgqa.graphmode.vocabulary import StepVocabulary
 from kgqa.graphmode.walk import GraphWalker
 from kgqa.pipeline.pipeline import PipelineParams
-from kgqa.profile.files import apply_profile_file
-from kgqa.profile.model import KBProfile
 from kgqa.profile.steps import question_phrase
 from kgqa.settings import load_settings
 from kgqa.types import StageCost
@@ -49,12 +47,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    profile = KBProfile.read(args.profile)
-    if args.profile_file:
-        profile = apply_profile_file(profile, args.profile_file)
-    store = MemoryStore.from_file(args.data / "kb.txt")
+    profile, store, questions = load_dev_kb(
+        args.data, args.profile, args.profile_file, args.set, args.sample, args.seed
+    )
     settings = load_settings()
-    questions = sample(read_questions(args.data / args.set / "qa_dev.txt"), args.sample, args.seed)
     out = args.out.open("w", encoding="utf-8") if args.out else None
     with Factory(settings) as f:
         embed = f._loaded_embedder().embed
