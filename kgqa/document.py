@@ -29,7 +29,8 @@ def answer_document(answer: Answer) -> dict[str, Any]:
     """Everything about one answer, JSON-ready: the question and topic entities, the answer
     line, its names and its KG entities (node ids, support triple ids), the reasoning, every
     sub-question with its evidence (ids, scores, verbalized triples) and entities, the
-    evidence ids, the candidate count, the stage totals and the pipeline's parameters."""
+    evidence ids, the candidate count, the stages cut at the token limit, the stage totals and
+    the pipeline's parameters."""
     return {
         "question": answer.question,
         "entities": list(answer.entities_in),
@@ -48,6 +49,7 @@ def answer_document(answer: Answer) -> dict[str, Any]:
                 "original": s.original,
                 "reformulated": s.reformulated,
                 "answer": s.answer,
+                "cut": s.cut,
                 "entities": list(s.entities),
                 "triple_ids": [st.triple.id for st in s.evidence],
                 "scores": [round(st.score, 6) for st in s.evidence],
@@ -61,6 +63,8 @@ def answer_document(answer: Answer) -> dict[str, Any]:
         "evidence_ids": list(answer.evidence_ids),
         "candidates_count": answer.candidates_count,
         "truncated": answer.truncated,
+        # Stages whose LLM output stopped at the token limit (llm.max_tokens): possibly cut.
+        "cut_stages": list(answer.cut_stages),
         "timings": {
             "stages": stage_totals(answer),
             "total_seconds": round(sum(c.seconds for c in answer.costs), 3),

@@ -79,3 +79,15 @@ class PromptError(KGQAError):
     """A prompt template is missing a placeholder or cannot be read."""
 
     exit_code = 2
+
+
+class PromptTooLong(KGQAError):
+    """A prompt does not fit the LLM's context window (``llm.n_ctx``), even cut to fit."""
+
+    exit_code = 2
+
+
+class BadQuestion(KGQAError):
+    """The question itself cannot be asked as written (empty ``[]`` brackets, say)."""
+
+    exit_code = 2

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgqa.answers import bracketed_entities
+from kgqa.answers import topic_names
 from kgqa.errors import ConfigError
 from kgqa.modes import CLOSED_BOOK, MODES
 
@@ -57,7 +57,7 @@ def topic_entities(
 ) -> tuple[list[str], str | None]:
     """The question's topic entities and the one linked from its words (if any), checked to be
     in the graph."""
-    topic = list(dict.fromkeys(e for e in entities if e)) or bracketed_entities(question)
+    topic = topic_names(question, entities)
     linked = None
     if not topic and mode not in CLOSED_BOOK:
         linked = factory.graph().link_question(question)

@@ -84,6 +84,8 @@ class StageCost:
     seconds: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # True when the LLM stopped at its token limit (llm.max_tokens): the output may be cut.
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class SubAnswer:
     evidence: tuple[ScoredTriple, ...] = ()
     # Graph mode: the KG entities that answer this sub-question.
     entities: tuple[str, ...] = ()
+    # True when the LLM stopped writing ``answer`` at its token limit: it may be cut short.
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,11 @@ class Answer:
     # True when ``answer_entities`` were read from the LLM's free text (kgqa.pipeline.ground)
     # rather than reached in the graph: evaluation then reads the text, as for any free answer.
     from_text: bool = False
+
+    @property
+    def cut_stages(self) -> tuple[str, ...]:
+        """The stages whose LLM output stopped at the token limit (each once, in order)."""
+        return tuple(dict.fromkeys(c.stage for c in self.costs if c.cut))
 
     @property
     def ranked_entities(self) -> tuple[AnswerEntity, ...]:

@@ -35,6 +35,9 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
     from kgqa.answers import answer_line
 
     sections = [("Answer", answer_line(answer.text) or "(empty)")]
+    notes = answer_notes(answer)
+    if notes:
+        sections.append(("Warnings", "\n".join(notes)))
     rest = answer.text.strip().split("\n", 1)
     if len(rest) > 1 and rest[1].strip():
         # The synthesis labels its explanation line itself; the section title says it once.
@@ -51,7 +54,8 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
             lines = [f"{s.index}. {s.original}"]
             if s.reformulated != s.original:
                 lines.append(f"   reformulated: {s.reformulated}")
-            lines.append(f"   answer: {s.answer}")
+            cut = "  [cut at the token limit]" if s.cut else ""
+            lines.append(f"   answer: {s.answer}{cut}")
             if s.evidence:
                 lines.append(
                     f"   top triples ({min(SHOWN_TRIPLES, len(s.evidence))} of {len(s.evidence)}):"
@@ -64,6 +68,25 @@ def answer_sections(answer: Answer) -> list[tuple[str, str]]:
         sections.append(("Sub-questions", "\n".join(blocks)))
     sections.append(("Cost", _cost_table(answer)))
     return sections
+
+
+def answer_notes(answer: Answer) -> list[str]:
+    """What the reader must know to trust the answer less: LLM output cut at the token limit,
+    triples left out of a prompt so that it fits the context window."""
+    notes = []
+    if answer.cut_stages:
+        notes.append(
+            f"the LLM stopped at its token limit (llm.max_tokens "
+            f"{answer.parameters.get('max_tokens')}) in: {', '.join(answer.cut_stages)}; that "
+            "output may be cut short (a last answer name cut mid-way is not linked to the graph)"
+        )
+    left_out = answer.parameters.get("triples_cut_to_fit")
+    if isinstance(left_out, int) and left_out:
+        notes.append(
+            f"{left_out:,} of the top-K triples were left out of the answer prompts to fit the "
+            "LLM's context window (llm.n_ctx); the ones shown are those it read"
+        )
+    return notes
 
 
 def _entity_lines(answer: Answer) -> str:

@@ -37,13 +37,13 @@ def retrieve(
     as_json: bool,
 ) -> None:
     """Print the candidate triples around the topic entities and the top-K for QUESTION."""
-    from kgqa.answers import bracketed_entities
+    from kgqa.answers import topic_names
     from kgqa.factory import Factory
 
     settings = settings_from(
         ctx, {"retrieval.hops": hops, "retrieval.top_k": top_k, "retrieval.hub_cap": hub_cap}
     )
-    names = list(entities) or bracketed_entities(question)
+    names = topic_names(question, entities)
     r = settings.retrieval
     with Factory(settings) as factory:
         retriever = factory.retriever()

@@ -18,6 +18,7 @@ answers do not tell them apart, so neither do the metrics.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any
@@ -170,7 +171,8 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The run's summary from its per-question records (as written to ``records.jsonl``).
 
     ``n`` counts every question, errors included; an error counts as a miss in the Hit@1 and
-    F1 means (as a wrong answer would). Seconds, sub-questions and tokens are over the
+    F1 means (as a wrong answer would). ``cut_answers`` counts the answers in which an LLM
+    stage stopped at the token limit (``cut_by_stage``: how many per stage). Seconds, sub-questions and tokens are over the
     questions that produced an answer. Ceiling means are over the records that have them;
     ``mistakes``/``omissions`` appear only when records carry them."""
     records = [r for r in records if r.get("kind", "answer") == "answer"]
@@ -196,6 +198,10 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             [float((r.get("metrics") or {}).get("n_sub_questions", 0)) for r in ok]
         ),
     }
+    # Answers with a stage whose LLM output stopped at the token limit, and per stage.
+    cut = [(r.get("answer") or {}).get("cut_stages") or [] for r in ok]
+    out["cut_answers"] = sum(1 for c in cut if c)
+    out["cut_by_stage"] = dict(Counter(stage for c in cut for stage in c).most_common())
     stages: dict[str, dict[str, float]] = {}
     for r in ok:
         for c in r.get("costs", []):

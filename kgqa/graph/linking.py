@@ -9,6 +9,24 @@ from collections.abc import Iterable, Sequence
 
 from kgqa.errors import AmbiguousEntity
 
+# A full-text query is one clause per term and Lucene refuses more than 1,024 clauses; a
+# question needs far fewer terms to find the names it contains.
+MAX_LINK_TERMS = 256
+
+
+def link_terms(question: str) -> list[str]:
+    """The question's words to look names up by (those of two characters or more, each once
+    ignoring case), at most :data:`MAX_LINK_TERMS`: from a longer question, capitalized
+    words first (they start names), then the longest."""
+    first: dict[str, str] = {}
+    for w in re.findall(r"\w+", question):
+        if len(w) > 1:
+            first.setdefault(w.lower(), w)
+    words = list(first.values())
+    if len(words) <= MAX_LINK_TERMS:
+        return words
+    return sorted(words, key=lambda w: (not w[:1].isupper(), -len(w)))[:MAX_LINK_TERMS]
+
 
 def named_in(question: str, names: Iterable[str]) -> str | None:
     """The longest of ``names`` that the question contains as whole words (exact case first,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from kgqa.errors import EntityNotFound, KGQAError
 from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
 from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows, lucene_escape
-from kgqa.graph.linking import named_in, one_ignoring_case
+from kgqa.graph.linking import link_terms, named_in, one_ignoring_case
 from kgqa.graph.neo4j_errors import graph_errors
 from kgqa.graph.neo4j_writes import Neo4jWrites
 from kgqa.graph.paths import MAX_PATH_HOPS, PathStep
@@ -156,10 +156,10 @@ class Neo4jStore(Neo4jWrites):
         ignoring case) are the candidates, found through the full-text index; a name inside a
         longer matching name does not count. One longest match wins; a tie is reported as
         :class:`AmbiguousEntity`, never guessed."""
-        words = [w for w in re.findall(r"\w+", question) if len(w) > 1]
+        words = link_terms(question)
         if not words:
             raise KGQAError("no entity in the question: pass --entity NAME")
-        names = self._fulltext(" OR ".join(lucene_escape(w) for w in dict.fromkeys(words)), limit)
+        names = self._fulltext(" OR ".join(lucene_escape(w) for w in words), limit)
         if names is None:
             raise KGQAError(
                 "entity linking needs the full-text index (created by `kgqa load` and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from kgqa.llm.base import Completion, GenParams, Prompt
+from kgqa.llm.base import Completion, GenParams, Prompt, context_error
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,21 @@ class ScriptedLLM:
     llama.cpp applies them (the output ends before the first stop string, which is dropped),
     so stages see what the real model would give them. Running out of responses is an error,
     so a test notices an unexpected extra call.
+
+    A token is a word here. With ``n_ctx`` set, the fake has a context window as llama.cpp
+    does: a prompt of ``n_ctx`` tokens or more is refused (:class:`~kgqa.errors.PromptTooLong`)
+    and the stages that can cut their prompts to fit (:func:`~kgqa.llm.base.prompt_budget`)
+    do so.
     """
 
     name: str = "scripted"
     responses: list[str | Callable[[str], str]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    n_ctx: int | None = None
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        """Words in the prompt (chat messages joined), the fake's tokens."""
+        return len(Call(prompt, GenParams()).text.split())
 
     def enqueue(self, responses: Iterable[str | Callable[[str], str]]) -> ScriptedLLM:
         self.responses.extend(responses)
@@ -41,6 +51,8 @@ class ScriptedLLM:
 
     def complete(self, prompt: Prompt, params: GenParams) -> Completion:
         call = Call(prompt, params)
+        if self.n_ctx is not None and self.count_tokens(prompt) >= self.n_ctx:
+            raise context_error(self.count_tokens(prompt), self.n_ctx)
         self.calls.append(call)
         if not self.responses:
             raise AssertionError(f"ScriptedLLM: no response left for call {len(self.calls)}")

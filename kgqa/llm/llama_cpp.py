@@ -9,16 +9,26 @@ whose fixed part (instructions, in-context examples) comes first are cheaper whe
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgqa.errors import ModelNotFound
-from kgqa.llm.base import Completion, GenParams, Prompt
+from kgqa.llm.base import (
+    CHAT_TOKENS_PER_MESSAGE,
+    CHAT_TOKENS_PER_PROMPT,
+    Completion,
+    GenParams,
+    Prompt,
+    context_error,
+)
 
 if TYPE_CHECKING:
     import llama_cpp
+
+_TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window")
 
 
 class LlamaCppLLM:
@@ -94,38 +104,67 @@ class LlamaCppLLM:
             )
         return self._grammars[grammar]
 
+    def count_tokens(self, prompt: Prompt) -> int:
+        """The prompt's tokens: exact for text; for chat messages, their contents plus an upper
+        bound of what the chat template adds (the model loads on the first call)."""
+        self.warm_up()
+        assert self._llama is not None
+        llama = self._llama
+
+        def tokens(text: str) -> int:
+            return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+        if isinstance(prompt, str):
+            return tokens(prompt) + 1
+        messages = list(prompt)
+        return CHAT_TOKENS_PER_PROMPT + sum(
+            tokens(m["content"]) + CHAT_TOKENS_PER_MESSAGE for m in messages
+        )
+
     def complete(self, prompt: Prompt, params: GenParams) -> Completion:
         with self._lock:
             self.warm_up()
-            assert self._llama is not None
-            kwargs: dict[str, Any] = dict(
-                max_tokens=params.max_tokens,
-                temperature=params.temperature,
-                top_k=params.top_k,
-                min_p=params.min_p,
-                # top_p stays off (1.0): the paper samples with top-k and min-p only.
-                top_p=1.0,
-                repeat_penalty=params.repeat_penalty,
-                stop=list(params.stop),
-                seed=self.seed if params.seed is None else params.seed,
-                grammar=self._grammar(params.grammar) if params.grammar else None,
-            )
-            # Only calls that continue a pinned prompt get the cache: with a cache set,
-            # llama-cpp-python also saves the full state (~300 MB of logits) after each call.
-            cache = self._pinned_cache_for(prompt)
-            start = time.perf_counter()
-            self._llama.cache = cache
             try:
-                if isinstance(prompt, str):
-                    out: Any = self._llama.create_completion(prompt, **kwargs)
-                    text = out["choices"][0]["text"]
-                else:
-                    messages: Any = list(prompt)
-                    out = self._llama.create_chat_completion(messages=messages, **kwargs)
-                    text = out["choices"][0]["message"]["content"] or ""
-            finally:
-                self._llama.cache = None
-            seconds = time.perf_counter() - start
+                return self._complete(prompt, params)
+            except ValueError as e:
+                # llama-cpp-python refuses a prompt that fills the window (the pinned prefixes
+                # evaluated first included): "Requested tokens (N) exceed context window of M".
+                found = _TOO_LONG.search(str(e))
+                if found is None:
+                    raise
+                raise context_error(int(found.group(1)), self.n_ctx) from e
+
+    def _complete(self, prompt: Prompt, params: GenParams) -> Completion:
+        """One call, under the lock, with the model loaded."""
+        assert self._llama is not None
+        kwargs: dict[str, Any] = dict(
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+            top_k=params.top_k,
+            min_p=params.min_p,
+            # top_p stays off (1.0): the paper samples with top-k and min-p only.
+            top_p=1.0,
+            repeat_penalty=params.repeat_penalty,
+            stop=list(params.stop),
+            seed=self.seed if params.seed is None else params.seed,
+            grammar=self._grammar(params.grammar) if params.grammar else None,
+        )
+        # Only calls that continue a pinned prompt get the cache: with a cache set,
+        # llama-cpp-python also saves the full state (~300 MB of logits) after each call.
+        cache = self._pinned_cache_for(prompt)
+        start = time.perf_counter()
+        self._llama.cache = cache
+        try:
+            if isinstance(prompt, str):
+                out: Any = self._llama.create_completion(prompt, **kwargs)
+                text = out["choices"][0]["text"]
+            else:
+                messages: Any = list(prompt)
+                out = self._llama.create_chat_completion(messages=messages, **kwargs)
+                text = out["choices"][0]["message"]["content"] or ""
+        finally:
+            self._llama.cache = None
+        seconds = time.perf_counter() - start
         usage = out.get("usage") or {}
         return Completion(
             text=text,

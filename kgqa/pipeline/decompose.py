@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from kgqa.llm.base import LLM, GenParams
+from kgqa.llm.base import LLM, GenParams, stage_cost
 from kgqa.prompts import PromptTemplate
 from kgqa.types import Decomposition, StageCost
 
@@ -92,9 +92,7 @@ class Decomposer:
         params = self.params if grammar is None else self.params.with_(grammar=grammar)
         out = self.llm.complete(self.template.render(question=question), params)
         if costs is not None:
-            costs.append(
-                StageCost("decompose", out.seconds, out.prompt_tokens, out.completion_tokens)
-            )
+            costs.append(stage_cost("decompose", out))
         return parse_decomposition(
             question,
             out.text,

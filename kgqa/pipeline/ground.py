@@ -14,9 +14,9 @@ retrieve nothing, so all of theirs are unsupported). The faithfulness check judg
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
-from kgqa.answers import answer_line, mentions
+from kgqa.answers import complete_answer_line, mentions, norm
 from kgqa.types import AnswerEntity, Triple
 
 # names -> {name: node id} for the names that are KB entities (exact, case-sensitive).
@@ -66,9 +66,19 @@ class AnswerGrounder:
         self.candidates = candidates
 
     def ground(
-        self, text: str, topics: Sequence[str], evidence: Sequence[Triple]
+        self,
+        text: str,
+        topics: Sequence[str],
+        evidence: Sequence[Triple],
+        *,
+        cut: bool = False,
+        suspect: Collection[str] = (),
     ) -> tuple[AnswerEntity, ...]:
-        line = answer_line(text)
+        """``cut``: the LLM stopped writing ``text`` at its token limit; a last item of the
+        answer line that may be a name cut short is not grounded. ``suspect``: names that may
+        be cut short elsewhere (the last item of a sub-answer cut at the limit, which the
+        synthesis may repeat); they are not grounded either."""
+        line = complete_answer_line(text, cut)
         if not line:
             return ()
         low = line.lower()
@@ -77,8 +87,9 @@ class AnswerGrounder:
         topic = set(topics)
         support = support_paths(topic, evidence)
         entities: list[AnswerEntity] = []
+        doubtful = {norm(s) for s in suspect}
         for name in dict.fromkeys(mentions(line, ids)):
-            if name in topic:
+            if name in topic or norm(name) in doubtful:
                 continue
             ids_of = support(name)
             entities.append(AnswerEntity(name, ids[name], float(len(ids_of)), ids_of))

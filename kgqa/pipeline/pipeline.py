@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kgqa.answers import split_cut_line
 from kgqa.errors import ConfigError, KGQAError
 from kgqa.llm.base import LLM, GenParams
 from kgqa.modes import MODES as ALL
@@ -165,27 +166,43 @@ class KGRAGPipeline:
         costs: list[StageCost] = []
         candidates: Candidates | None = None
         reasoning = ""
+        # Top-K triples left out of answer prompts so that they fit the context window.
+        left_out: list[int] = []
         if self.mode == "llm":
             text = self.answerer.run(question, None, costs)
             subs: tuple[SubAnswer, ...] = ()
         elif self.mode == "kaping":
             candidates = self._candidates(entities, costs)
-            top = self._top_k(question, candidates, costs)
+            top = self._fit(question, self._top_k(question, candidates, costs), left_out)
             text = self.answerer.run(question, top, costs)
-            subs = (SubAnswer(1, question, question, text, evidence=tuple(top)),)
+            subs = (SubAnswer(1, question, question, text, tuple(top), cut=costs[-1].cut),)
         else:
             decomposition = self.decomposer.run(question, costs)
             reasoning = decomposition.reasoning
             if self.mode == "kgrag":
                 candidates = self._candidates(entities, costs)
-            subs = self._sub_answers(decomposition.sub_questions, candidates, costs)
+            subs = self._sub_answers(decomposition.sub_questions, candidates, costs, left_out)
             text = self.synthesizer.run(question, reasoning, subs, costs)
+        # The call that wrote ``text`` (answer or synthesize) is the last one recorded.
+        text_cut = costs[-1].cut
         evidence = dict.fromkeys(st.triple.id for s in subs for st in s.evidence)
+        # A sub-answer cut mid-name ("Paul" of "Paul Verhoeven") that the synthesis repeats
+        # must not be linked to whichever node has that name either.
+        suspect = [split_cut_line(s.answer)[1] for s in subs if s.cut]
         grounded = (
-            self.grounder.ground(text, entities, [st.triple for s in subs for st in s.evidence])
+            self.grounder.ground(
+                text,
+                entities,
+                [st.triple for s in subs for st in s.evidence],
+                cut=text_cut,
+                suspect=[n for n in suspect if n],
+            )
             if self.grounder is not None
             else ()
         )
+        parameters = self.params.as_dict(self.mode)
+        if self.mode in GRAPH_MODES:
+            parameters["triples_cut_to_fit"] = sum(left_out)
         return Answer(
             question=question,
             entities_in=entities,
@@ -198,7 +215,7 @@ class KGRAGPipeline:
             costs=tuple(costs),
             candidates_count=len(candidates) if candidates is not None else 0,
             truncated=candidates.truncated if candidates is not None else False,
-            parameters=self.params.as_dict(self.mode),
+            parameters=parameters,
             from_text=True,
         )
 
@@ -207,14 +224,19 @@ class KGRAGPipeline:
         sub_questions: Sequence[str],
         candidates: Candidates | None,
         costs: list[StageCost],
+        left_out: list[int],
     ) -> tuple[SubAnswer, ...]:
         done: list[SubAnswer] = []
         for i, sub in enumerate(sub_questions, 1):
             previous = [(s.reformulated, s.answer) for s in done]
             asked = self.reformulator.run(sub, previous, costs)
-            top = self._top_k(asked, candidates, costs) if candidates is not None else None
+            top = (
+                self._fit(asked, self._top_k(asked, candidates, costs), left_out)
+                if candidates is not None
+                else None
+            )
             text = self.answerer.run(asked, top, costs)
-            done.append(SubAnswer(i, sub, asked, text, evidence=tuple(top or ())))
+            done.append(SubAnswer(i, sub, asked, text, tuple(top or ()), cut=costs[-1].cut))
         return tuple(done)
 
     def _candidates(self, entities: Sequence[str], costs: list[StageCost]) -> Candidates:
@@ -223,6 +245,15 @@ class KGRAGPipeline:
         candidates = self.retriever.candidates(entities, self.params.hops)
         costs.append(StageCost("candidates", time.perf_counter() - start))
         return candidates
+
+    def _fit(
+        self, question: str, top: list[ScoredTriple], left_out: list[int]
+    ) -> list[ScoredTriple]:
+        """``top`` cut to what the answer prompt can hold; how many were left out is appended
+        to ``left_out`` (recorded in the answer's parameters, shown by ``kgqa ask``)."""
+        kept = self.answerer.fit(question, top)
+        left_out.append(len(top) - len(kept))
+        return kept
 
     def _top_k(
         self, text: str, candidates: Candidates, costs: list[StageCost]

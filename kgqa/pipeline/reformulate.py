@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kgqa.llm.base import LLM, GenParams
+from kgqa.llm.base import LLM, GenParams, stage_cost
 from kgqa.prompts import PromptTemplate
 from kgqa.types import StageCost
 
@@ -60,7 +60,5 @@ class Reformulator:
         prompt = self.template.render(sub_question=sub_question, previous=render_previous(previous))
         out = self.llm.complete(prompt, self.params)
         if costs is not None:
-            costs.append(
-                StageCost("reformulate", out.seconds, out.prompt_tokens, out.completion_tokens)
-            )
+            costs.append(stage_cost("reformulate", out))
         return clean_reformulation(sub_question, out.text)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 # callers outside this package's reach (tests/unit/test_stages.py, benchmarks/bench_llm.py).
 from kgqa.answers import answer_line as answer_line
 from kgqa.answers import answer_names as answer_names
-from kgqa.llm.base import LLM, GenParams
+from kgqa.llm.base import LLM, GenParams, stage_cost
 from kgqa.pipeline.reformulate import MAX_ANSWER_CHARS, _one_line
 from kgqa.prompts import PromptTemplate
 from kgqa.types import StageCost, SubAnswer
@@ -45,7 +45,5 @@ class Synthesizer:
         )
         out = self.llm.complete(prompt, self.params)
         if costs is not None:
-            costs.append(
-                StageCost("synthesize", out.seconds, out.prompt_tokens, out.completion_tokens)
-            )
+            costs.append(stage_cost("synthesize", out))
         return out.text.strip()

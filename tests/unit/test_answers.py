@@ -21,7 +21,8 @@ def test_every_reader_of_brackets_is_this_one():
     # ask's topic entities and the eval datasets' question entities read the same way.
     from kgqa import service
 
-    assert service.bracketed_entities is A.bracketed_entities  # ask reads [brackets] with it
+    assert service.topic_names is A.topic_names  # ask reads [brackets] with it
+    assert A.topic_names("films of [A] and [ B ] and [A]") == A.bracketed_entities("[A] [B]")
     q = datasets.parse_line("is [A] with [ B ] or [A]\tx", 1)
     assert list(q.entities) == A.bracketed_entities(q.text)
     assert q.plain_text == A.strip_brackets(q.text)

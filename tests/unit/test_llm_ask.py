@@ -59,6 +59,7 @@ def test_json_shape():
         "evidence_ids",
         "candidates_count",
         "truncated",
+        "cut_stages",
         "timings",
         "parameters",
     }

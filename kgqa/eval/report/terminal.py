@@ -22,6 +22,7 @@ def format_aggregate(agg: Mapping[str, Any], title: str = "") -> str:
     rows = [
         ("questions", f(agg.get("n"))),
         ("errors", f(agg.get("errors"))),
+        ("answers cut at the token limit", _cut(agg)),
         ("Hit@1 (paper)", f(agg.get("hit1_paper"))),
         ("Hit@1 (entity)", f(agg.get("hit1_entity"))),
         (
@@ -50,6 +51,15 @@ def format_aggregate(agg: Mapping[str, Any], title: str = "") -> str:
     lines = [title] if title else []
     lines += [f"{k.ljust(width)}  {v}" for k, v in rows]
     return "\n".join(lines)
+
+
+def _cut(agg: Mapping[str, Any]) -> str:
+    """``3 (answer 2, synthesize 1)``; a dash for runs aggregated before it was counted."""
+    if "cut_answers" not in agg:
+        return "—"
+    by_stage = agg.get("cut_by_stage") or {}
+    stages = ", ".join(f"{stage} {n}" for stage, n in by_stage.items())
+    return f"{agg['cut_answers']}" + (f" ({stages})" if stages else "")
 
 
 def summary_rows(
