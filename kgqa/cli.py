@@ -2,10 +2,13 @@
 
 Heavy imports happen inside the commands so that ``kgqa --help`` is instant. Every
 :class:`~kgqa.errors.KGQAError` becomes one line on stderr and its exit code, in one place.
+Any other exception is a bug in kgqa: one line that says so and how to report it, exit code
+:data:`BUG_EXIT_CODE`; ``KGQA_DEBUG=1`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -33,9 +36,18 @@ for command in COMMANDS:
     cli.add_command(command)
 
 
+# EX_SOFTWARE (sysexits.h): an internal error.
+BUG_EXIT_CODE = 70
+DEBUG_ENV = "KGQA_DEBUG"
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
-        cli.main(args=argv, prog_name="kgqa", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="kgqa", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("kgqa: aborted", err=True)
         sys.exit(130)
@@ -48,3 +60,33 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("kgqa: interrupted", err=True)
         sys.exit(130)
+    except Exception as e:
+        if _debug():
+            raise
+        where = _innermost_frame(e)
+        click.echo(
+            f"kgqa: internal error (this is a bug in kgqa {__version__}): "
+            f"{type(e).__name__}: {_one_line(str(e))}{where}; please report it with the "
+            f"command you ran and its traceback ({DEBUG_ENV}=1 shows it)",
+            err=True,
+        )
+        sys.exit(BUG_EXIT_CODE)
+    # A command that ends with ctx.exit(code) (``kgqa index --status`` with a problem).
+    if isinstance(code, int) and code:
+        sys.exit(code)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _innermost_frame(error: BaseException) -> str:
+    """`` at kgqa/x.py:12`` for the innermost frame in kgqa's own code, if any."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/kgqa/" in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" at kgqa/{f.filename.rsplit('/kgqa/', 1)[1]}:{f.lineno}"

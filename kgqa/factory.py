@@ -4,6 +4,7 @@ the vector index, the LLM and the KB profile, each once, on first use, from one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ class Factory:
     def driver(self) -> neo4j.Driver:
         """A connected driver; every failure becomes one line naming the setting to fix."""
         if self._driver is None:
+            check_uri(self.settings.neo4j.effective_uri)  # before asking for a password
             self._driver = connect(self.settings, self.password())
         return self._driver
 
@@ -285,12 +287,31 @@ class Factory:
         self.close()
 
 
+# The Bolt schemes: direct (bolt) or routing (neo4j), plain, TLS (+s) or TLS with a
+# self-signed certificate (+ssc). The driver's other schemes (http) need extras kgqa lacks.
+URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def check_uri(uri: str) -> None:
+    """:class:`~kgqa.errors.ConfigError` naming the schemes that work, for any other URI."""
+    scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
+    if scheme not in URI_SCHEMES:
+        shown = f"scheme {scheme!r}" if scheme else "no scheme"
+        # Credentials written into the URI (user:password@) are never printed.
+        safe = re.sub(r"//[^/@]*@", "//", uri)
+        raise ConfigError(
+            f"NEO4J_URI {safe!r} has {shown}; kgqa connects over Bolt: use one of "
+            f"{', '.join(s + '://' for s in URI_SCHEMES)} (bolt://127.0.0.1:7687, say)"
+        )
+
+
 def connect(settings: Settings, password: str) -> neo4j.Driver:
     import neo4j
     from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
 
     s = settings.neo4j
     uri = s.effective_uri
+    check_uri(uri)
     where = "NEO4J_URI" if s.uri else "neo4j.bolt_port (is the server up? `kgqa neo4j start`)"
     try:
         driver = neo4j.GraphDatabase.driver(

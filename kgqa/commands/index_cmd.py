@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 @click.option(
     "--status",
     is_flag=True,
-    help="Show the manifest and whether the index matches the model and the graph; change nothing.",
+    help="Show the manifest and whether the index matches the model and the graph; change "
+    "nothing. Exits 6 when it reports a problem or the index is out of date, 4 when the graph "
+    "cannot be read.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
@@ -36,7 +38,9 @@ def index(ctx: click.Context, rebuild: bool, status: bool, as_json: bool) -> Non
     settings = settings_from(ctx)
     with Factory(settings) as factory:
         if status:
-            show_status(factory, as_json)
+            code = show_status(factory, as_json)
+            if code:
+                ctx.exit(code)
             return
         from kgqa.index.sync import sync_with_graph
 
@@ -92,8 +96,11 @@ def _profile_line(p: Any) -> str:
     )
 
 
-def show_status(factory: Any, as_json: bool) -> None:
-    from kgqa.errors import GraphUnavailable
+def show_status(factory: Any, as_json: bool) -> int:
+    """Print the index's status; the exit code: 0 in sync, that of
+    :class:`~kgqa.errors.IndexMismatch` for a problem or an index out of date, that of
+    :class:`~kgqa.errors.GraphUnavailable` when the graph could not be read to compare."""
+    from kgqa.errors import GraphUnavailable, IndexMismatch
     from kgqa.index.sync import index_status
 
     settings = factory.settings
@@ -103,9 +110,13 @@ def show_status(factory: Any, as_json: bool) -> None:
     except GraphUnavailable as e:
         ids, graph_error = None, str(e)
     st = index_status(settings.index_dir, factory.embedder(), ids)
+    if st.problem or (st.graph_triples is not None and not st.in_sync):
+        code = IndexMismatch.exit_code
+    else:
+        code = GraphUnavailable.exit_code if graph_error else 0
     if as_json:
         click.echo(json.dumps(_status_dict(st) | {"graph_error": graph_error}, indent=2))
-        return
+        return code
     click.echo(f"index:    {st.index_dir}")
     m = st.manifest
     if m is not None:
@@ -125,6 +136,7 @@ def show_status(factory: Any, as_json: bool) -> None:
         click.echo("status:   in sync")
     elif st.graph_triples is not None:
         click.echo("status:   out of date; run `kgqa index`")
+    return code
 
 
 def _report_dict(r: SyncReport) -> dict[str, Any]:

@@ -8,8 +8,9 @@ Layout (both folders come from :class:`~kgqa.settings.Settings`)::
 
 The jars are fetched once with ``mvn dependency:copy-dependencies`` (Maven keeps its own cache in
 ``~/.m2`` as well), so a fresh clone on the same machine starts in seconds. The server binds to
-127.0.0.1 only, with an explicit heap and page cache, APOC unrestricted, and the Browser at
-``http://127.0.0.1:<http_port>/browser/``.
+127.0.0.1 only, with an explicit heap and page cache, no APOC procedure loaded (kgqa needs
+none; the plugin's jars stay installed) and the Browser at ``http://127.0.0.1:<http_port>/browser/``.
+Its folders are mode 700.
 """
 
 from __future__ import annotations
@@ -352,6 +353,17 @@ class LocalNeo4j:
         (work / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         (work / "pom.xml").unlink()
 
+    def make_private_folders(self) -> None:
+        """The server's folders, mode 700 (the database files, the logs and the password are
+        the user's alone): the home when kgqa creates it, and data/, logs/, run/ and conf/
+        inside it always, so that a home made by an older kgqa is closed too."""
+        if not self.home.exists():
+            self.home.mkdir(parents=True, mode=0o700)
+            self.home.chmod(0o700)  # mkdir's mode is reduced by the umask
+        for folder in (self.data_dir, self.logs_dir, self.pid_file.parent, self.conf_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+            folder.chmod(0o700)
+
     # -- config and password -----------------------------------------------------------------
     def config_text(self) -> str:
         """The ``neo4j.conf`` kgqa writes at every start (edits to the file are overwritten)."""
@@ -375,7 +387,11 @@ class LocalNeo4j:
             "server.memory.pagecache.size": s.pagecache,
             "dbms.security.auth_enabled": "true",
             "dbms.usage_report.enabled": "false",
-            "dbms.security.procedures.unrestricted": "apoc.*",
+            # kgqa's Cypher calls no APOC procedure: none is loaded (an empty allowlist loads no
+            # plugin procedure; the built-in db.* ones are not affected) and none runs
+            # unrestricted.
+            "dbms.security.procedures.allowlist": "",
+            "dbms.security.procedures.unrestricted": "",
             # Community has one user database; this names it (only on the first start).
             "initial.dbms.default_database": s.database,
         }
@@ -511,8 +527,7 @@ class LocalNeo4j:
         if java_major_version(java) < _MIN_JAVA:
             raise Neo4jServerError(f"{java} is older than Java {_MIN_JAVA}, which Neo4j 5.26 needs")
         self.install()
-        for folder in (self.data_dir, self.logs_dir, self.pid_file.parent):
-            folder.mkdir(parents=True, exist_ok=True)
+        self.make_private_folders()
         self.write_config()
         if not self.initialized():
             self._set_initial_password(java)

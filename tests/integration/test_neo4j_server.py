@@ -26,17 +26,6 @@ def test_bolt_answers_queries(neo4j_driver, neo4j_settings: Settings) -> None:
     assert records[0]["x"] == 42
 
 
-def test_apoc_is_installed(neo4j_driver, neo4j_settings: Settings) -> None:
-    records, _, _ = neo4j_driver.execute_query(
-        "RETURN apoc.version() AS v", database_=neo4j_settings.neo4j.database
-    )
-    version = records[0]["v"]
-    if neo4j_settings.neo4j.managed:
-        assert version == neo4j_settings.neo4j.apoc_version
-    else:
-        assert version.startswith("5.")
-
-
 @pytest.mark.parametrize("run", [1, 2])
 def test_clean_graph_starts_empty(clean_graph, neo4j_settings: Settings, run: int) -> None:
     # Run 1 leaves data, a constraint and an index behind; run 2 must not see them.
