@@ -22,12 +22,21 @@ import neo4j
 import pytest
 
 from kgqa.embed.hashing import HashingEmbedder
-from kgqa.errors import BadQuestion, ConfigError, IndexMismatch, PromptTooLong
+from kgqa.errors import (
+    BadQuestion,
+    ConfigError,
+    GraphUnavailable,
+    IndexMismatch,
+    ModelNotFound,
+    PromptTooLong,
+)
 from kgqa.factory import Factory
 from kgqa.llm.fake import ScriptedLLM
 from kgqa.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
+
+REAL_LLM = Factory.llm  # the llama.cpp one, for the cases about model files
 
 TAGS = 300  # triples around [Heat] beyond its director and cast: more than a prompt can hold
 KB = [
@@ -334,3 +343,99 @@ def test_the_local_server_loads_no_apoc_procedure(neo4j_server, neo4j_driver) ->
         "RETURN count(*) AS n"
     )
     assert records[0]["n"] == 1
+
+
+# -- faults that already behaved when issue 13 was filed, kept behaving -----------------------
+def test_a_truncated_vector_index_is_one_line_with_the_fix(
+    kb: Settings, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    vectors = kb.index_dir / "index.faiss"
+    data = vectors.read_bytes()
+    vectors.write_bytes(data[: len(data) // 2])
+    code, _, err = run(["ask", "who directed [Heat]?", "--mode", "kaping"], capsys)
+    line = one_error_line(err)
+    assert code == IndexMismatch.exit_code and "kgqa index" in line
+    code, _, _ = run(["index", "--status"], capsys)
+    assert code == IndexMismatch.exit_code
+
+
+@pytest.mark.parametrize("content", [None, b"GGUF\x03\x00\x00\x00 not a model", b"PK\x03\x04"])
+def test_a_missing_or_corrupt_gguf_is_one_line(
+    kb: Settings,
+    unchanged: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys,
+    content: bytes | None,
+) -> None:
+    model = tmp_path / "model.gguf"
+    if content is not None:
+        model.write_bytes(content)
+    monkeypatch.setattr(Factory, "llm", REAL_LLM)
+    monkeypatch.setenv("KGQA_LLM_MODEL", str(model))
+    code, _, err = run(["ask", "who directed [Heat]?", "--mode", "llm"], capsys)
+    line = one_error_line(err)
+    assert code in (ModelNotFound.exit_code, ConfigError.exit_code)
+    assert str(model) in line or "model" in line
+
+
+def test_a_wrong_password_is_one_line_that_does_not_print_it(
+    kb: Settings, unchanged: None, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setenv("NEO4J_PASSWORD", "not-the-password-42")
+    code, _, err = run(["stats"], capsys)
+    line = one_error_line(err)
+    assert code == GraphUnavailable.exit_code and "NEO4J_PASSWORD" in line
+    assert "not-the-password-42" not in line
+
+
+def test_the_server_refuses_unauthenticated_access(kb: Settings, unchanged: None) -> None:
+    with (
+        neo4j.GraphDatabase.driver(kb.neo4j.effective_uri, auth=None) as driver,
+        pytest.raises(neo4j.exceptions.Neo4jError) as e,
+    ):
+        driver.execute_query("MATCH (n) RETURN count(n)", database_=kb.neo4j.database)
+    assert "auth" in str(e.value).lower() or "unauthorized" in str(e.value).lower()
+
+
+def test_kill_9_during_a_load_then_loading_again_completes_it(
+    kb: Settings, neo4j_driver: neo4j.Driver, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import wipe_database
+
+    wipe_database(neo4j_driver, kb.neo4j.database)
+    rows = [f"film {i}|directed_by|director {i % 997}" for i in range(15_000)]
+    path = tmp_path / "big.txt"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    kgqa = str(Path(sys.executable).with_name("kgqa"))  # the installed command, as a user runs it
+    cmd = [kgqa, "load", "--no-index", "--batch-size", "250", str(path)]
+    env = {**os.environ, **_env(kb)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def relationships() -> int:
+        records, _, _ = neo4j_driver.execute_query(
+            "MATCH ()-[r]->() RETURN count(r) AS n", database_=kb.neo4j.database
+        )
+        return int(records[0]["n"])
+
+    deadline = time.monotonic() + 120
+    while relationships() == 0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the load finished before it could be killed: use more rows"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = relationships()
+    assert 0 < partial < len(rows)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH ()-[r]->() RETURN count(r) AS n, count(DISTINCT r.id) AS ids",
+        database_=kb.neo4j.database,
+    )
+    assert records[0]["n"] == records[0]["ids"] == len(rows)
