@@ -180,6 +180,40 @@ def unchanged(kb: Settings, neo4j_driver: neo4j.Driver) -> Iterator[None]:
     assert snapshot(neo4j_driver, kb) == before
 
 
+# -- items 1 and 3 (fixed before this tier: tests/unit/test_service.py, tests/integration/
+# test_load.py), reproduced here as the issue wrote them ----------------------------------------
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["who directed it?", "--entity", "No Such Person"], "entity 'No Such Person' is not"),
+        (["who directed [heat]?"], "entity 'heat' is not in the graph; did you mean: 'Heat'"),
+        (["who directed [heat]?", "--mode", "kgrag"], "did you mean: 'Heat'"),
+    ],
+)
+def test_an_unknown_or_miscased_entity_is_one_line_with_suggestions(
+    kb: Settings, unchanged: None, capsys, args: list[str], hint: str
+) -> None:
+    from kgqa.errors import EntityNotFound
+
+    code, _, err = run(["ask", *args], capsys)
+    assert code == EntityNotFound.exit_code and hint in one_error_line(err)
+
+
+def test_an_oversized_value_is_refused_with_its_line_before_any_write(
+    kb: Settings, unchanged: None, tmp_path: Path, capsys
+) -> None:
+    from kgqa.errors import KBFormatError
+
+    path = tmp_path / "long.txt"
+    rows = [f"movie {i}|directed_by|person {i}" for i in range(30)]
+    rows.insert(12, "movie x|directed_by|" + "x" * 200_000)
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code, _, err = run(["load", "--no-index", "--batch-size", "5", str(path)], capsys)
+    line = one_error_line(err)
+    assert code == KBFormatError.exit_code and "line 13: object is too long" in line
+    assert "nothing was written" in line
+
+
 # -- item 2: prompts that cannot fit, a URI kgqa cannot use ---------------------------------
 def test_a_huge_top_k_is_cut_to_fit_the_context_window_and_says_so(
     kb: Settings, unchanged: None, monkeypatch: pytest.MonkeyPatch, capsys
