@@ -3,7 +3,7 @@ SHELL := /bin/bash
 KGQA := .venv/bin/kgqa
 PYTEST := .venv/bin/pytest
 
-.PHONY: setup demo test test-unit test-integration lint typecheck bench clean
+.PHONY: setup demo test test-unit test-integration test-faults lint typecheck bench clean
 
 setup:
 	./scripts/setup.sh
@@ -25,6 +25,10 @@ test-unit: setup
 
 test-integration: setup
 	$(PYTEST) -q -m integration
+
+# Fault injection (part of the integration tier and of `make test`; docs/reliability.md).
+test-faults: setup
+	$(PYTEST) -q -m faults
 
 lint:
 	.venv/bin/ruff check kgqa loaders tests benchmarks
