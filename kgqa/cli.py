@@ -2,8 +2,10 @@
 
 Heavy imports happen inside the commands so that ``kgqa --help`` is instant. Every
 :class:`~kgqa.errors.KGQAError` becomes one line on stderr and its exit code, in one place.
-Any other exception is a bug in kgqa: one line that says so and how to report it, exit code
-:data:`BUG_EXIT_CODE`; ``KGQA_DEBUG=1`` shows the traceback instead.
+An ``OSError`` that reaches here (a folder kgqa may not write, a full disk) is one line too,
+exit code :data:`IO_EXIT_CODE`. Any other exception is a bug in kgqa: one line that says so and
+how to report it, exit code :data:`BUG_EXIT_CODE`. ``KGQA_DEBUG=1`` shows the traceback
+instead.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ for command in COMMANDS:
     cli.add_command(command)
 
 
-# EX_SOFTWARE (sysexits.h): an internal error.
+# EX_SOFTWARE and EX_IOERR (sysexits.h): an internal error; a file the system would not read
+# or write.
 BUG_EXIT_CODE = 70
+IO_EXIT_CODE = 74
 DEBUG_ENV = "KGQA_DEBUG"
 
 
@@ -60,6 +64,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("kgqa: interrupted", err=True)
         sys.exit(130)
+    except OSError as e:
+        # The machine, not kgqa: a file or folder it cannot read or write, a full disk.
+        if _debug():
+            raise
+        where = f": {e.filename}" if e.filename else ""
+        click.echo(f"kgqa: error: {_one_line(e.strerror or str(e))}{where}", err=True)
+        sys.exit(IO_EXIT_CODE)
     except Exception as e:
         if _debug():
             raise

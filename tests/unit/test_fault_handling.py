@@ -201,6 +201,24 @@ def test_an_unexpected_exception_is_one_line_saying_it_is_a_bug(
         cli.main(["stats"])
 
 
+def test_a_file_the_system_refuses_is_one_line_not_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kgqa import cli
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device", "/data/index/index.faiss")
+
+    monkeypatch.delenv("KGQA_DEBUG", raising=False)
+    monkeypatch.setattr("kgqa.commands.graph_cmds.stats.callback", full)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["stats"])
+    assert e.value.code == cli.IO_EXIT_CODE
+    assert capsys.readouterr().err == (
+        "kgqa: error: No space left on device: /data/index/index.faiss\n"
+    )
+
+
 def test_a_commands_exit_code_reaches_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     import click
 
