@@ -107,7 +107,8 @@ class LlamaCppLLM:
     def count_tokens(self, prompt: Prompt) -> int:
         """The prompt's tokens: exact for text; for chat messages, their contents plus an upper
         bound of what the chat template adds (the model loads on the first call)."""
-        self.warm_up()
+        with self._lock:  # the model loads once, even when two threads ask first
+            self.warm_up()
         assert self._llama is not None
         llama = self._llama
 
