@@ -525,6 +525,9 @@ def _candidate_paths(
         if pick is not None:
             singles.append((pick,))
             used.add(pick.relation)
+    # The other way of each, for a relation whose first pick has no small answer set
+    # ("which movies have the genre Comedy"): the examples take one step per relation.
+    singles += [(PathStep(p.relation, not p.outgoing),) for (p,) in list(singles)]
     return (
         _spread(shared, 1) + _spread(straight, 1) + _spread(chain, 2) + _spread(back, 1) + singles
     )
@@ -552,17 +555,19 @@ def sample_examples(
     store: ProfileSource,
     profile: KBProfile,
     shares: dict[tuple[PathStep, PathStep], float] | None = None,
-    max_examples: int = 9,
-    max_single: int = 4,
+    max_longer: int = 5,
+    max_single: int = 12,
 ) -> Iterable[StepExample]:
-    """Real example paths of the KB (see the module doc), each checked to reach answers."""
+    """Real example paths of the KB (see the module doc), each checked to reach answers:
+    up to ``max_longer`` chains and a one-step example for each relation (up to
+    ``max_single``), so that the model has seen every relation's words used."""
     found: list[StepExample] = []
     singles = 0
     used_singles: set[str] = set()
     for path in _candidate_paths(profile, shares or {}):
-        if len(found) >= max_examples:
-            break
         if len(path) == 1 and (singles >= max_single or path[0].relation in used_singles):
+            continue
+        if len(path) > 1 and len(found) - singles >= max_longer:
             continue
         for topic in _starts(store, path[0]):
             reached = store.walk([topic], path)
@@ -593,14 +598,18 @@ def sample_examples(
 
 
 def _alternated(examples: list[StepExample]) -> list[StepExample]:
-    """One-step and longer examples in turn, one-step first: a small model follows the kind
-    of example it read last. With the one-step ones last, MetaQA 2-hop dev questions were
-    answered in one step (benchmarks/bench_step_paths.py, derived profile, seed 0, 20
-    questions: 0.45 right paths; alternated 0.85), at a cost on WC2014 1-hop (50: 0.96 ->
-    0.82; 2-hop 0.84 either way)."""
+    """One-step and longer examples spread evenly, one-step first and a longer one last: a
+    small model follows the kind of example it read last. With the one-step ones last, MetaQA
+    2-hop dev questions were answered in one step (benchmarks/bench_step_paths.py, derived
+    profile, seed 0, 20 questions: 0.45 right paths; alternated 0.85)."""
     single = [e for e in examples if len(e.path) == 1]
     longer = [e for e in examples if len(e.path) != 1]
+    if not longer or not single:
+        return single + longer
     out: list[StepExample] = []
-    for i in range(max(len(single), len(longer))):
-        out += single[i : i + 1] + longer[i : i + 1]
+    taken = 0
+    for i, e in enumerate(longer, 1):
+        upto = round(len(single) * i / len(longer))
+        out += single[taken:upto] + [e]
+        taken = upto
     return out

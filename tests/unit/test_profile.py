@@ -90,10 +90,15 @@ def test_examples_are_real_paths_that_reach_answers() -> None:
         assert s.walk([topic], e.path)[-1], e
         assert len(e.steps) == len(e.path) == len(e.sub_questions)
         assert f"[{topic}]" in e.steps[0]
-    # one-step and longer examples in turn, one-step first (a small model follows the last)
+    # every relation is shown as one step; one-step and longer examples spread evenly,
+    # one-step first and a longer one last (a small model follows the kind it read last)
+    canonical = {p.canonical(PathStep(r, True)).relation for r in p.relations}
+    assert {e.path[0].relation for e in p.examples if len(e.path) == 1} == canonical
     single = [len(e.path) == 1 for e in p.examples]
-    assert single[0] and not any(a and b for a, b in zip(single, single[1:], strict=False))
-    assert not single[-1]
+    assert single[0] and not single[-1]
+    runs = "".join("s" if x else "l" for x in single).split("l")
+    longest = -(-single.count(True) // single.count(False))  # ceil(singles / longer)
+    assert max(len(r) for r in runs) <= longest
 
 
 NAMES = {
