@@ -46,6 +46,11 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--answer-type",
+        action="store_true",
+        help="the LLM first declares the answer's kind and the grammar holds the path to it",
+    )
     args = ap.parse_args()
     profile, store, questions = load_dev_kb(
         args.data, args.profile, args.profile_file, args.set, args.sample, args.seed
@@ -62,18 +67,25 @@ def main() -> int:
             canonical=profile.canonical,
         )
         pipe = GraphPipeline(
-            f.llm(), walker, PipelineParams.from_settings(settings), profile=profile
+            f.llm(),
+            walker,
+            PipelineParams.from_settings(settings),
+            profile=profile,
+            answer_type=args.answer_type,
         )
         full_hits, best_hits, cut_hits, longer, shorter, seconds = 0, 0, 0, 0, 0, []
         for q in questions:
             entity = q.entities[0]
             gold = {g.lower() for g in q.answers}
             first = pipe.first_steps([entity])
-            grammar = vocab.grammar(first, pipe.params.hops) if first else None
+            grammar = (
+                vocab.grammar(first, pipe.params.hops, answer=pipe.answer_type) if first else None
+            )
             costs: list[StageCost] = []
             start = time.perf_counter()
             asked = with_hint(q.text, vocab, first) if pipe.hints else q.text
-            steps = list(pipe.decomposer.run(asked, costs, grammar=grammar).sub_questions)
+            decomposition = pipe.decomposer.run(asked, costs, grammar=grammar)
+            steps = list(decomposition.sub_questions)
             seconds.append(time.perf_counter() - start)
             keys = vocab.keys(steps, first) if grammar else [None]
             path = [k for k in keys if k is not None]
@@ -101,6 +113,7 @@ def main() -> int:
                 row = {
                     "id": q.id,
                     "question": q.text,
+                    "reasoning": decomposition.reasoning,
                     "steps": steps,
                     "path": [list(s) for s in path],
                     "prefixes": prefixes,
@@ -110,6 +123,7 @@ def main() -> int:
         n = len(questions)
         print(
             f"{args.data.name} {args.set}, {n} questions, seed {args.seed}, profile {profile.source}"
+            + (", answer kind declared" if pipe.answer_type else "")
         )
         print(f"  full path hit@1        {full_hits / n:.3f}")
         print(f"  best prefix (ceiling)  {best_hits / n:.3f}")

@@ -127,6 +127,8 @@ def step_example_turns(
             if vocabulary is not None and e.path and all(s in vocabulary for s in e.path)
             else list(e.steps)
         )
+        if answer and vocabulary is not None and not _ends_at_first_arrival(vocabulary, e.path):
+            continue  # a path the answer grammar cannot write
         body = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
         if answer and vocabulary is not None and e.path:
             body = f"{ANSWER_LABEL} {vocabulary.answer_noun(e.path[-1])}\n{body}"
@@ -135,6 +137,13 @@ def step_example_turns(
         )
         turns.append((question, f"{body}\n{END}"))
     return turns
+
+
+def _ends_at_first_arrival(vocabulary: StepVocabulary, path: Sequence[PathStep]) -> bool:
+    """Whether no step before the last reaches nodes called as the last one's are: the paths
+    that a declared answer lets the grammar write."""
+    nouns = [vocabulary.answer_noun(s) for s in path]
+    return bool(nouns) and nouns[-1] not in nouns[:-1]
 
 
 def with_hint(question: str, vocabulary: StepVocabulary, first: Sequence[PathStep]) -> str:
@@ -214,8 +223,9 @@ class GraphPipeline:
             temperature=0.0, max_tokens=min(self.params.gen.max_tokens, STEP_TOKENS)
         )
         self.hints = profile is not None and self.vocabulary is not None and uses_hints(profile)
-        # The LLM first names what the question asks for ("answer: clubs"), among the kinds
-        # the steps reach; steps it writes after the last one that reaches it are dropped.
+        # The LLM first names what the question asks for ("answer: clubs"), among the nouns
+        # the topic's steps reach; the grammar ends the path where it first reaches it (and
+        # steps written after the last one that reaches it are dropped).
         self.answer_type = (
             answer_type
             and profile is not None

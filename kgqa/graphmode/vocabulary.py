@@ -15,8 +15,9 @@ added ("countries (plays for country) of [X]").
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from kgqa.graph.paths import PathStep
@@ -146,52 +147,130 @@ class StepVocabulary:
     def answer_nouns(self) -> list[str]:
         return sorted({self.answer_noun(s) for s in self.steps})
 
-    def grammar(
-        self, first: Iterable[PathStep], max_steps: int, end: str = END, answer: bool = False
-    ) -> str:
-        """GBNF for up to ``max_steps`` numbered steps, then ``end``: step 1 follows one of
-        ``first`` (the topic entity's own steps), each later one a step that the nodes reached
-        can follow. ``answer``: the steps are preceded by a line "answer: <kind>" naming what
-        the question asks for, one of the nouns of the steps (:meth:`answer_nouns`)."""
-        start = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
-        if not start or max_steps < 1:
-            raise ValueError("a step grammar needs at least one first option and one step")
-        rules: dict[str, str] = {}
+    def _kind_names(self, noun: str) -> set[str]:
+        """The kinds of node that the steps reaching nodes called ``noun`` reach."""
+        return {
+            k.name
+            for s in self.steps
+            if self.answer_noun(s) == noun and (k := self.profile.kind_of(s)) is not None
+        }
+
+    def _answer_rules(
+        self,
+        prefix: str,
+        noun: str,
+        start: list[PathStep],
+        max_steps: int,
+        end: str,
+        alternatives: Callable[[list[PathStep], PathStep | None, Callable[[PathStep], str]], str],
+    ) -> tuple[str, dict[str, str]] | None:
+        """The root alternative that declares ``noun`` and the states of the paths it allows
+        (see :meth:`grammar`); ``None`` when no path from ``start`` reaches it."""
+        kinds = self._kind_names(noun)
+
+        def forced(step: PathStep) -> bool:
+            return self.answer_noun(step) == noun
+
+        def may_end(step: PathStep) -> bool:
+            kind = self.profile.kind_of(step)
+            return forced(step) or (kind is not None and kind.name in kinds)
+
+        @functools.cache
+        def ok(n: int, step: PathStep) -> bool:
+            return may_end(step) or (
+                n < max_steps and any(ok(n + 1, s) for s in self.options_after(step))
+            )
 
         def state(n: int, step: PathStep) -> str:
-            return f"s{n}-{self._index[step]}"
+            return f"{prefix}-s{n}-{self._index[step]}"
 
-        def alternatives(options: list[PathStep], previous: PathStep | None, n: int) -> str:
-            texts = self._texts(options, previous)
-            anchor = '"[" [^\\]\\n]+ "]"' if previous is None else _lit(self.anchor_after(previous))
-            parts = []
-            for step in options:
-                text = texts[step]
-                pieces = text.split(_ANCHOR)
-                lits = " ".join(
-                    (_lit(p) + " " + anchor) if i < len(pieces) - 1 else _lit(p)
-                    for i, p in enumerate(pieces)
-                    if p or i < len(pieces) - 1
-                ).replace('"" ', "")
-                parts.append(f"{lits} {state(n, step)}")
-            return " | ".join(parts)
-
-        rules["root"] = f'"1. " ({alternatives(start, None, 1)})'
-        if answer:
-            kinds = " | ".join(_lit(n) for n in self.answer_nouns())
-            rules["root"] = f'"{ANSWER_LABEL} " ({kinds}) "\\n" {rules["root"]}'
-        frontier = {(1, s) for s in start}
+        firsts = [s for s in start if ok(1, s)]
+        if not firsts:
+            return None
+        rules: dict[str, str] = {}
+        frontier = {(1, s) for s in firsts}
         done: set[tuple[int, PathStep]] = set()
         while frontier:
             n, step = frontier.pop()
             if (n, step) in done:
                 continue
             done.add((n, step))
-            nxt = self.options_after(step) if n < max_steps else []
+            nxt = (
+                [s for s in self.options_after(step) if ok(n + 1, s)]
+                if n < max_steps and not forced(step)
+                else []
+            )
+            ways = [f'"\\n" {_lit(end)}'] if may_end(step) else []
             if nxt:
-                more = f'"\\n{n + 1}. " ({alternatives(nxt, step, n + 1)})'
-                rules[state(n, step)] = f'"\\n" {_lit(end)} | {more}'
+                body = alternatives(nxt, step, functools.partial(state, n + 1))
+                ways.append(f'"\\n{n + 1}. " ({body})')
                 frontier |= {(n + 1, s) for s in nxt}
-            else:
-                rules[state(n, step)] = f'"\\n" {_lit(end)}'
+            rules[state(n, step)] = " | ".join(ways)
+        root = f'{_lit(noun)} "\\n1. " ({alternatives(firsts, None, lambda s: state(1, s))})'
+        return root, rules
+
+    def grammar(
+        self, first: Iterable[PathStep], max_steps: int, end: str = END, answer: bool = False
+    ) -> str:
+        """GBNF for up to ``max_steps`` numbered steps, then ``end``: step 1 follows one of
+        ``first`` (the topic entity's own steps), each later one a step that the nodes reached
+        can follow.
+
+        ``answer``: the steps are preceded by a line "answer: <noun>" naming what the question
+        asks for (one of :meth:`answer_nouns` that the topic can reach), and the path is held
+        to it: it ends at the first step that reaches nodes called so ("clubs located in [X]",
+        then ``end``), may end at a step that reaches the same kind of node under another name
+        ("people" for "players"), and ends nowhere else."""
+        start = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
+        if not start or max_steps < 1:
+            raise ValueError("a step grammar needs at least one first option and one step")
+        rules: dict[str, str] = {}
+
+        def alternatives(
+            options: list[PathStep], previous: PathStep | None, name: Callable[[PathStep], str]
+        ) -> str:
+            texts = self._texts(options, previous)
+            anchor = '"[" [^\\]\\n]+ "]"' if previous is None else _lit(self.anchor_after(previous))
+            parts = []
+            for step in options:
+                pieces = texts[step].split(_ANCHOR)
+                lits = " ".join(
+                    (_lit(p) + " " + anchor) if i < len(pieces) - 1 else _lit(p)
+                    for i, p in enumerate(pieces)
+                    if p or i < len(pieces) - 1
+                ).replace('"" ', "")
+                parts.append(f"{lits} {name(step)}")
+            return " | ".join(parts)
+
+        if not answer:
+
+            def state(n: int, step: PathStep) -> str:
+                return f"s{n}-{self._index[step]}"
+
+            rules["root"] = f'"1. " ({alternatives(start, None, lambda s: state(1, s))})'
+            frontier = {(1, s) for s in start}
+            done: set[tuple[int, PathStep]] = set()
+            while frontier:
+                n, step = frontier.pop()
+                if (n, step) in done:
+                    continue
+                done.add((n, step))
+                nxt = self.options_after(step) if n < max_steps else []
+                if nxt:
+                    more = f'"\\n{n + 1}. " ({alternatives(nxt, step, functools.partial(state, n + 1))})'
+                    rules[state(n, step)] = f'"\\n" {_lit(end)} | {more}'
+                    frontier |= {(n + 1, s) for s in nxt}
+                else:
+                    rules[state(n, step)] = f'"\\n" {_lit(end)}'
+            return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"
+
+        declared: list[str] = []
+        for a, noun in enumerate(self.answer_nouns()):
+            got = self._answer_rules(f"a{a}", noun, start, max_steps, end, alternatives)
+            if got is not None:
+                declared.append(got[0])
+                rules |= got[1]
+        if not declared:
+            return self.grammar(start, max_steps, end)
+        rules = {"root": f'"{ANSWER_LABEL} " ({" | ".join(declared)})', **rules}
         return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"

@@ -4,6 +4,8 @@ entities intersected. Invented people KB (tests/unit/test_profile.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from people_kb import derived, store
 
@@ -217,6 +219,52 @@ def test_a_decomposition_is_cut_to_the_prefix_that_reads_like_the_question() -> 
     # without an embedder the written steps are followed as written
     plain = GraphPipeline(llm, walker(p), profile=p).answer("which country is [Ada] from", ["Ada"])
     assert plain.parameters["path"] == [["nationality", "out"], ["capital", "out"]]
+
+
+_GBNF_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|(\[(?:[^\]\\]|\\.)*\]\+?)|([()|])|([\w-]+)')
+
+
+def _as_regex(grammar: str) -> re.Pattern[str]:
+    """The (finite) language of a step grammar as a regex, to test what it lets through."""
+    rules = dict(line.split(" ::= ", 1) for line in grammar.strip().splitlines())
+
+    def expand(name: str) -> str:
+        out = []
+        for lit, cls, op, ref in _GBNF_TOKEN.findall(rules[name]):
+            if lit or (not cls and not op and not ref):
+                out.append(re.escape(lit.encode().decode("unicode_escape")))
+            elif cls:
+                out.append(cls)
+            elif op:
+                out.append({"(": "(?:", ")": ")", "|": "|"}[op])
+            else:
+                out.append(f"(?:{expand(ref)})")
+        return "".join(out)
+
+    return re.compile(expand("root"))
+
+
+def test_a_declared_answer_kind_holds_the_path_to_it() -> None:
+    vocab = StepVocabulary(named_profile())
+    first = [PathStep("spouse", True), PathStep("nationality", True), PathStep("has_child", True)]
+    lang = _as_regex(vocab.grammar(first, 3, answer=True))
+    ok = lang.fullmatch
+    # reaching what was declared ends the steps there ...
+    assert ok("answer: countries\n1. countries of [Ada]\n<END>")
+    assert not ok("answer: countries\n1. countries of [Ada]\n2. capitals of those countries\n<END>")
+    # ... a path may pass through other kinds on its way, and ends nowhere short of it
+    assert ok("answer: capitals\n1. countries of [Ada]\n2. capitals of those countries\n<END>")
+    assert not ok("answer: capitals\n1. countries of [Ada]\n<END>")
+    assert ok("answer: countries\n1. spouses of [Ada]\n2. countries of those spouses\n<END>")
+    # only what the topic can reach within the steps may be declared
+    one = _as_regex(vocab.grammar(first, 1, answer=True)).fullmatch
+    assert one("answer: countries\n1. countries of [Ada]\n<END>")
+    assert not one("answer: capitals\n1. countries of [Ada]\n<END>")
+    assert '"capitals"' not in vocab.grammar(first, 1, answer=True)
+    # the plain grammar lets a path end at any step
+    plain = _as_regex(vocab.grammar(first, 3)).fullmatch
+    assert plain("1. countries of [Ada]\n<END>")
+    assert plain("1. countries of [Ada]\n2. capitals of those countries\n<END>")
 
 
 def test_steps_after_the_declared_answer_kind_are_dropped() -> None:
