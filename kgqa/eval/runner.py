@@ -28,6 +28,7 @@ from kgqa.errors import (
     ConfigError,
     GraphUnavailable,
     IndexMismatch,
+    LLMUnavailable,
     ModelNotFound,
     Neo4jServerError,
     PromptError,
@@ -47,6 +48,7 @@ AGGREGATE_FILE = "aggregate.json"
 FATAL_ERRORS: tuple[type[BaseException], ...] = (
     GraphUnavailable,
     Neo4jServerError,
+    LLMUnavailable,
     ModelNotFound,
     IndexMismatch,
     ConfigError,

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,9 +54,19 @@ class PipelineParams:
     synthesis_max_tokens: int = 512
     answer_repeat_penalty: float = 1.1
     prompts_dir: Path | None = None
+    # What the LLM backend adds to the answer's parameters (which server, which constraint),
+    # asked when the answer is made.
+    llm_record: Callable[[], Mapping[str, object]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @classmethod
-    def from_settings(cls, settings: Settings, model: str | None = None) -> PipelineParams:
+    def from_settings(
+        cls,
+        settings: Settings,
+        model: str | None = None,
+        llm_record: Callable[[], Mapping[str, object]] | None = None,
+    ) -> PipelineParams:
         s = settings.llm
         return cls(
             hops=settings.retrieval.hops,
@@ -71,10 +81,12 @@ class PipelineParams:
                 seed=s.seed,
             ),
             prompts_dir=s.prompts_dir,
+            llm_record=llm_record,
         )
 
     def as_dict(self, mode: str) -> dict[str, object]:
-        return {
+        backend = dict(self.llm_record()) if self.llm_record is not None else {}
+        return backend | {
             "mode": mode,
             "hops": self.hops,
             "top_k": self.top_k,
@@ -84,6 +96,7 @@ class PipelineParams:
             "temperature": self.gen.temperature,
             "sampling_top_k": self.gen.top_k,
             "min_p": self.gen.min_p,
+            "repeat_penalty": self.gen.repeat_penalty,
         }
 
 
