@@ -119,7 +119,11 @@ def _cost_table(answer: Answer) -> str:
     total = sum(c.seconds for c in answer.costs)
     rows.append(f"{'total':<12} {len(answer.costs):>5} {total:>8.2f}")
     p = answer.parameters
-    rows.append(f"mode {answer.mode}, model {p.get('model')}, seed {p.get('seed')}")
+    served = ""
+    if p.get("llm_backend") == "openai":
+        constrained = f", output held by {p['constrained_by']}" if p.get("constrained_by") else ""
+        served = f" at {p.get('llm_base_url')}{constrained}"
+    rows.append(f"mode {answer.mode}, model {p.get('model')}{served}, seed {p.get('seed')}")
     if answer.mode in RETRIEVING:
         trunc = " (truncated)" if answer.truncated else ""
         rows.append(

@@ -351,3 +351,14 @@ def test_the_answers_parameters_say_which_backend_and_constraint_were_used(tmp_p
 
 def test_every_error_is_a_kgqa_error_with_its_exit_code() -> None:
     assert issubclass(LLMUnavailable, KGQAError) and LLMUnavailable.exit_code == 8
+
+
+def test_kgqa_asks_cost_line_names_the_server_and_the_constraint() -> None:
+    from kgqa.commands.ask_cmd import _cost_table
+    from kgqa.types import Answer
+
+    served = {"model": "m", "seed": 0, "llm_backend": "openai", "llm_base_url": URL}
+    answer = Answer("q", (), "llm", "x", parameters=served | {"constrained_by": "gbnf"})
+    assert f"mode llm, model m at {URL}, output held by gbnf, seed 0" in _cost_table(answer)
+    local = Answer("q", (), "llm", "x", parameters={"model": "m", "seed": 0})
+    assert "mode llm, model m, seed 0" in _cost_table(local)
