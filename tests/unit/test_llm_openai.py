@@ -362,3 +362,24 @@ def test_kgqa_asks_cost_line_names_the_server_and_the_constraint() -> None:
     assert f"mode llm, model m at {URL}, output held by gbnf, seed 0" in _cost_table(answer)
     local = Answer("q", (), "llm", "x", parameters={"model": "m", "seed": 0})
     assert "mode llm, model m, seed 0" in _cost_table(local)
+
+
+def test_graph_mode_over_the_wire_sends_its_step_grammar_and_records_it() -> None:
+    from test_graphmode import named_profile, walker
+
+    from kgqa.graphmode.pipeline import GraphPipeline
+
+    p = named_profile()
+    # What a server sends back: the output ends before the stop string, which is dropped.
+    server = Server([reply("1. spouses of [Ada]\n2. countries of those spouses\n")])
+    model, _ = llm(server)
+    params = PipelineParams(llm_record=model.record)
+    pipe = GraphPipeline(model, walker(p), params, profile=p)
+    answer = pipe.answer("what is the nationality of [Ada]'s spouse", ["Ada"])
+    assert [e.name for e in answer.answer_entities] == ["Ostmark"]
+    probe, steps = server.bodies()
+    assert probe["grammar"] == PROBE_GRAMMAR
+    assert steps["grammar"] == pipe.step_grammar(["Ada"])
+    assert "<END>" in steps["stop"]
+    assert answer.parameters["constrained_by"] == "gbnf"
+    assert answer.parameters["step_grammar"] is True
