@@ -35,6 +35,10 @@ def _lit(text: str) -> str:
     return '"' + text.translate(_GBNF_SPECIAL) + '"'
 
 
+# How a rule lists the steps that may come next: (options, previous step, state name of each).
+Alternatives = Callable[[list[PathStep], PathStep | None, Callable[[PathStep], str]], str]
+
+
 def _norm(text: str) -> str:
     return " ".join(text.strip().rstrip("?").lower().split())
 
@@ -155,34 +159,30 @@ class StepVocabulary:
             if self.answer_noun(s) == noun and (k := self.profile.kind_of(s)) is not None
         }
 
-    def _answer_rules(
+    def _path_rules(
         self,
         prefix: str,
-        noun: str,
         start: list[PathStep],
         max_steps: int,
         end: str,
-        alternatives: Callable[[list[PathStep], PathStep | None, Callable[[PathStep], str]], str],
+        alternatives: Alternatives,
+        may_end: Callable[[PathStep], bool],
+        forced: Callable[[PathStep], bool],
     ) -> tuple[str, dict[str, str]] | None:
-        """The root alternative that declares ``noun`` and the states of the paths it allows
-        (see :meth:`grammar`); ``None`` when no path from ``start`` reaches it."""
-        kinds = self._kind_names(noun)
-
-        def forced(step: PathStep) -> bool:
-            return self.answer_noun(step) == noun
-
-        def may_end(step: PathStep) -> bool:
-            kind = self.profile.kind_of(step)
-            return forced(step) or (kind is not None and kind.name in kinds)
+        """The first step's rule body and the states of the paths from ``start`` of up to
+        ``max_steps`` steps that end (``end``) only after a step where ``may_end``, and right
+        after one where ``forced``; ``None`` when no such path exists."""
 
         @functools.cache
         def ok(n: int, step: PathStep) -> bool:
             return may_end(step) or (
-                n < max_steps and any(ok(n + 1, s) for s in self.options_after(step))
+                not forced(step)
+                and n < max_steps
+                and any(ok(n + 1, s) for s in self.options_after(step))
             )
 
         def state(n: int, step: PathStep) -> str:
-            return f"{prefix}-s{n}-{self._index[step]}"
+            return f"{prefix}s{n}-{self._index[step]}"
 
         firsts = [s for s in start if ok(1, s)]
         if not firsts:
@@ -206,8 +206,7 @@ class StepVocabulary:
                 ways.append(f'"\\n{n + 1}. " ({body})')
                 frontier |= {(n + 1, s) for s in nxt}
             rules[state(n, step)] = " | ".join(ways)
-        root = f'{_lit(noun)} "\\n1. " ({alternatives(firsts, None, lambda s: state(1, s))})'
-        return root, rules
+        return f'"1. " ({alternatives(firsts, None, functools.partial(state, 1))})', rules
 
     def grammar(
         self, first: Iterable[PathStep], max_steps: int, end: str = END, answer: bool = False
@@ -243,32 +242,27 @@ class StepVocabulary:
             return " | ".join(parts)
 
         if not answer:
-
-            def state(n: int, step: PathStep) -> str:
-                return f"s{n}-{self._index[step]}"
-
-            rules["root"] = f'"1. " ({alternatives(start, None, lambda s: state(1, s))})'
-            frontier = {(1, s) for s in start}
-            done: set[tuple[int, PathStep]] = set()
-            while frontier:
-                n, step = frontier.pop()
-                if (n, step) in done:
-                    continue
-                done.add((n, step))
-                nxt = self.options_after(step) if n < max_steps else []
-                if nxt:
-                    more = f'"\\n{n + 1}. " ({alternatives(nxt, step, functools.partial(state, n + 1))})'
-                    rules[state(n, step)] = f'"\\n" {_lit(end)} | {more}'
-                    frontier |= {(n + 1, s) for s in nxt}
-                else:
-                    rules[state(n, step)] = f'"\\n" {_lit(end)}'
+            plain = self._path_rules(
+                "", start, max_steps, end, alternatives, lambda s: True, lambda s: False
+            )
+            assert plain is not None  # every path may end anywhere
+            rules = {"root": plain[0], **plain[1]}
             return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"
 
         declared: list[str] = []
         for a, noun in enumerate(self.answer_nouns()):
-            got = self._answer_rules(f"a{a}", noun, start, max_steps, end, alternatives)
+            kinds = self._kind_names(noun)
+
+            def forced(step: PathStep, noun: str = noun) -> bool:
+                return self.answer_noun(step) == noun
+
+            def may_end(step: PathStep, noun: str = noun, kinds: set[str] = kinds) -> bool:
+                kind = self.profile.kind_of(step)
+                return self.answer_noun(step) == noun or (kind is not None and kind.name in kinds)
+
+            got = self._path_rules(f"a{a}-", start, max_steps, end, alternatives, may_end, forced)
             if got is not None:
-                declared.append(got[0])
+                declared.append(f'{_lit(noun)} "\\n" {got[0]}')
                 rules |= got[1]
         if not declared:
             return self.grammar(start, max_steps, end)
