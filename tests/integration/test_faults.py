@@ -20,6 +20,7 @@ from pathlib import Path
 
 import neo4j
 import pytest
+from cli_run import run_cli
 
 from kgqa.embed.hashing import HashingEmbedder
 from kgqa.errors import (
@@ -95,8 +96,8 @@ def _load(settings: Settings, driver: neo4j.Driver, capsys: pytest.CaptureFixtur
     shutil.rmtree(settings.data_dir, ignore_errors=True)
     path = settings.data_dir.parent / "kb.txt"
     path.write_text("\n".join(KB) + "\n", encoding="utf-8")
-    assert run(["load", "--no-index", str(path)], capsys)[0] == 0
-    assert run(["index"], capsys)[0] == 0
+    assert run_cli(["load", "--no-index", str(path)], capsys)[0] == 0
+    assert run_cli(["index"], capsys)[0] == 0
 
 
 @pytest.fixture(scope="module")
@@ -131,18 +132,6 @@ def kb(
         _load(settings, neo4j_driver, capsys)
         _LOADED["state"] = snapshot(neo4j_driver, settings)
     return settings
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from kgqa.cli import main
-
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(err: str) -> str:
@@ -195,7 +184,7 @@ def test_an_unknown_or_miscased_entity_is_one_line_with_suggestions(
 ) -> None:
     from kgqa.errors import EntityNotFound
 
-    code, _, err = run(["ask", *args], capsys)
+    code, _, err = run_cli(["ask", *args], capsys)
     assert code == EntityNotFound.exit_code and hint in one_error_line(err)
 
 
@@ -208,7 +197,7 @@ def test_an_oversized_value_is_refused_with_its_line_before_any_write(
     rows = [f"movie {i}|directed_by|person {i}" for i in range(30)]
     rows.insert(12, "movie x|directed_by|" + "x" * 200_000)
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    code, _, err = run(["load", "--no-index", "--batch-size", "5", str(path)], capsys)
+    code, _, err = run_cli(["load", "--no-index", "--batch-size", "5", str(path)], capsys)
     line = one_error_line(err)
     assert code == KBFormatError.exit_code and "line 13: object is too long" in line
     assert "nothing was written" in line
@@ -220,11 +209,13 @@ def test_a_huge_top_k_is_cut_to_fit_the_context_window_and_says_so(
 ) -> None:
     monkeypatch.setenv("KGQA_LLM_N_CTX", "600")
     question = "who directed [Heat]?"
-    code, out, err = run(["ask", question, "--mode", "kaping", "--top-k", "100000"], capsys)
+    code, out, err = run_cli(["ask", question, "--mode", "kaping", "--top-k", "100000"], capsys)
     assert code == 0, err
     assert "Traceback" not in err
     assert "of the top-K triples were left out of the answer prompts to fit" in out
-    code, out, _ = run(["ask", question, "--mode", "kaping", "--top-k", "100000", "--json"], capsys)
+    code, out, _ = run_cli(
+        ["ask", question, "--mode", "kaping", "--top-k", "100000", "--json"], capsys
+    )
     data = json.loads(out)
     kept = len(data["sub_questions"][0]["triple_ids"])
     assert data["parameters"]["triples_cut_to_fit"] == TAGS + 3 - kept > 0
@@ -236,7 +227,7 @@ def test_a_context_window_too_small_for_any_prompt_is_one_line(
     kb: Settings, unchanged: None, monkeypatch: pytest.MonkeyPatch, capsys, mode: str
 ) -> None:
     monkeypatch.setenv("KGQA_LLM_N_CTX", "64")
-    code, _, err = run(["ask", "who directed [Heat]?", "--mode", mode], capsys)
+    code, _, err = run_cli(["ask", "who directed [Heat]?", "--mode", mode], capsys)
     line = one_error_line(err)
     assert code == PromptTooLong.exit_code
     assert line.startswith("kgqa: error: ") and "context window of 64 tokens" in line
@@ -250,7 +241,7 @@ def test_a_uri_scheme_kgqa_cannot_use_is_one_line_naming_those_it_can(
     kb: Settings, unchanged: None, monkeypatch: pytest.MonkeyPatch, capsys, uri: str
 ) -> None:
     monkeypatch.setenv("NEO4J_URI", uri)
-    code, _, err = run(["stats"], capsys)
+    code, _, err = run_cli(["stats"], capsys)
     line = one_error_line(err)
     assert code == ConfigError.exit_code
     assert "bolt://, bolt+s://, bolt+ssc://, neo4j://, neo4j+s://, neo4j+ssc://" in line
@@ -263,11 +254,11 @@ def test_an_answer_cut_at_the_token_limit_is_marked_and_not_grounded(
 ) -> None:
     monkeypatch.setenv("KGQA_LLM_MAX_TOKENS", "1")
     monkeypatch.setattr(Factory, "llm", _llm(_like_a_small_model))
-    code, out, err = run(["ask", "who directed [Heat]?", "--mode", "kgrag"], capsys)
+    code, out, err = run_cli(["ask", "who directed [Heat]?", "--mode", "kgrag"], capsys)
     assert code == 0, err
     assert "the LLM stopped at its token limit (llm.max_tokens 1)" in out
     assert "answer: Paul  [cut at the token limit]" in out
-    code, out, _ = run(["ask", "who directed [Heat]?", "--mode", "kgrag", "--json"], capsys)
+    code, out, _ = run_cli(["ask", "who directed [Heat]?", "--mode", "kgrag", "--json"], capsys)
     data = json.loads(out)
     assert data["answer"] == "Paul"  # what the model wrote: shown, but not taken for a node
     assert data["answer_entities"] == []
@@ -279,7 +270,7 @@ def test_an_answer_that_ends_within_the_limit_is_grounded(
 ) -> None:
     # "Paul" written in full (not cut) is the node Paul: what the cut answer must not become.
     monkeypatch.setattr(Factory, "llm", _llm("Paul"))
-    code, out, _ = run(["ask", "who directed [Heat]?", "--mode", "kgrag", "--json"], capsys)
+    code, out, _ = run_cli(["ask", "who directed [Heat]?", "--mode", "kgrag", "--json"], capsys)
     data = json.loads(out)
     assert code == 0 and data["cut_stages"] == []
     assert [e["name"] for e in data["answer_entities"]] == ["Paul"]
@@ -313,7 +304,7 @@ def test_eval_records_and_counts_answers_cut_at_the_token_limit(
 def test_empty_brackets_are_one_clear_line(
     kb: Settings, unchanged: None, capsys, command: str
 ) -> None:
-    code, _, err = run([command, "who directed []?"], capsys)
+    code, _, err = run_cli([command, "who directed []?"], capsys)
     line = one_error_line(err)
     assert code == BadQuestion.exit_code
     assert line.startswith("kgqa: error: the question has empty brackets []")
@@ -323,7 +314,7 @@ def test_a_question_of_more_than_1024_distinct_words_is_linked(
     kb: Settings, unchanged: None, capsys
 ) -> None:
     filler = " ".join(f"word{i}" for i in range(1100))
-    code, out, err = run(["ask", f"{filler} who directed Heat?", "--mode", "kaping"], capsys)
+    code, out, err = run_cli(["ask", f"{filler} who directed Heat?", "--mode", "kaping"], capsys)
     assert code == 0, err
     assert "linked entity: Heat" in err and "full-text index" not in err
 
@@ -332,7 +323,7 @@ def test_without_the_full_text_index_linking_says_so(
     kb: Settings, neo4j_driver: neo4j.Driver, capsys
 ) -> None:
     neo4j_driver.execute_query("DROP INDEX entity_names IF EXISTS", database_=kb.neo4j.database)
-    code, _, err = run(["ask", "who directed Heat?", "--mode", "kaping"], capsys)
+    code, _, err = run_cli(["ask", "who directed Heat?", "--mode", "kaping"], capsys)
     assert code != 0
     assert "entity linking needs the full-text index" in one_error_line(err)
 
@@ -341,18 +332,18 @@ def test_without_the_full_text_index_linking_says_so(
 def test_index_status_exits_non_zero_when_it_reports_a_problem(
     kb: Settings, capsys, tmp_path: Path
 ) -> None:
-    assert run(["index", "--status"], capsys)[0] == 0
+    assert run_cli(["index", "--status"], capsys)[0] == 0
     extra = tmp_path / "more.txt"
     extra.write_text("Thief|directed_by|Michael Mann\n", encoding="utf-8")
-    assert run(["load", "--no-index", str(extra)], capsys)[0] == 0
-    code, out, _ = run(["index", "--status"], capsys)
+    assert run_cli(["load", "--no-index", str(extra)], capsys)[0] == 0
+    code, out, _ = run_cli(["index", "--status"], capsys)
     assert code == IndexMismatch.exit_code and "out of date" in out
-    code, out, _ = run(["index", "--status", "--json"], capsys)
+    code, out, _ = run_cli(["index", "--status", "--json"], capsys)
     assert code == IndexMismatch.exit_code and json.loads(out)["missing"] == 1
     for path in kb.index_dir.iterdir():  # a damaged index: reported as a problem
         if path.suffix == ".json":
             path.write_text("{not json", encoding="utf-8")
-    code, out, _ = run(["index", "--status"], capsys)
+    code, out, _ = run_cli(["index", "--status"], capsys)
     assert code == IndexMismatch.exit_code and "problem:" in out
 
 
@@ -386,10 +377,10 @@ def test_a_truncated_vector_index_is_one_line_with_the_fix(
     vectors = kb.index_dir / "index.faiss"
     data = vectors.read_bytes()
     vectors.write_bytes(data[: len(data) // 2])
-    code, _, err = run(["ask", "who directed [Heat]?", "--mode", "kaping"], capsys)
+    code, _, err = run_cli(["ask", "who directed [Heat]?", "--mode", "kaping"], capsys)
     line = one_error_line(err)
     assert code == IndexMismatch.exit_code and "kgqa index" in line
-    code, _, _ = run(["index", "--status"], capsys)
+    code, _, _ = run_cli(["index", "--status"], capsys)
     assert code == IndexMismatch.exit_code
 
 
@@ -407,7 +398,7 @@ def test_a_missing_or_corrupt_gguf_is_one_line(
         model.write_bytes(content)
     monkeypatch.setattr(Factory, "llm", REAL_LLM)
     monkeypatch.setenv("KGQA_LLM_MODEL", str(model))
-    code, _, err = run(["ask", "who directed [Heat]?", "--mode", "llm"], capsys)
+    code, _, err = run_cli(["ask", "who directed [Heat]?", "--mode", "llm"], capsys)
     line = one_error_line(err)
     assert code in (ModelNotFound.exit_code, ConfigError.exit_code)
     assert str(model) in line or "model" in line
@@ -417,7 +408,7 @@ def test_a_wrong_password_is_one_line_that_does_not_print_it(
     kb: Settings, unchanged: None, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     monkeypatch.setenv("NEO4J_PASSWORD", "not-the-password-42")
-    code, _, err = run(["stats"], capsys)
+    code, _, err = run_cli(["stats"], capsys)
     line = one_error_line(err)
     assert code == GraphUnavailable.exit_code and "NEO4J_PASSWORD" in line
     assert "not-the-password-42" not in line

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from cli_run import run_cli
 
 from kgqa.errors import KBFormatError
 from kgqa.graph.load import load_kb
@@ -179,18 +180,6 @@ def cli_env(
     monkeypatch.setenv("NEO4J_DATABASE", s.database)
     monkeypatch.setenv("KGQA_DATA_DIR", str(settings.data_dir))
     return settings
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from kgqa.cli import main
-
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_cli_load_and_stats(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
