@@ -27,7 +27,8 @@ from pathlib import Path
 from _dev_kb import load_dev_kb
 
 from kgqa.factory import Factory
-from kgqa.graphmode.pipeline import GraphPipeline, with_hint
+from kgqa.graphmode.asked import AskedKinds
+from kgqa.graphmode.pipeline import GraphPipeline
 from kgqa.graphmode.scoring import phrase_scorer, phrase_vectors
 from kgqa.graphmode.vocabulary import StepVocabulary
 from kgqa.graphmode.walk import GraphWalker
@@ -51,6 +52,13 @@ def main() -> int:
         action="store_true",
         help="the LLM first declares the answer's kind and the grammar holds the path to it",
     )
+    ap.add_argument(
+        "--asked",
+        action="store_true",
+        help="read what the question asks for from its wording and hold the path's end to it",
+    )
+    ap.add_argument("--asked-floor", type=float, default=0.40)
+    ap.add_argument("--asked-margin", type=float, default=0.06)
     args = ap.parse_args()
     profile, store, questions = load_dev_kb(
         args.data, args.profile, args.profile_file, args.set, args.sample, args.seed
@@ -72,23 +80,26 @@ def main() -> int:
             PipelineParams.from_settings(settings),
             profile=profile,
             answer_type=args.answer_type,
+            asked=AskedKinds(
+                embed,
+                vocab.noun_examples(),
+                floor=args.asked_floor,
+                margin=args.asked_margin,
+                asks=vocab.noun_asks(),
+            )
+            if args.asked
+            else None,
         )
         full_hits, best_hits, cut_hits, longer, shorter, seconds = 0, 0, 0, 0, 0, []
         for q in questions:
             entity = q.entities[0]
             gold = {g.lower() for g in q.answers}
-            first = pipe.first_steps([entity])
-            grammar = (
-                vocab.grammar(first, pipe.params.hops, answer=pipe.answer_type) if first else None
-            )
             costs: list[StageCost] = []
             start = time.perf_counter()
-            asked = with_hint(q.text, vocab, first) if pipe.hints else q.text
-            decomposition = pipe.decomposer.run(asked, costs, grammar=grammar)
-            steps = list(decomposition.sub_questions)
+            plan = pipe.plan(q.text, [entity], costs)
             seconds.append(time.perf_counter() - start)
-            keys = vocab.keys(steps, first) if grammar else [None]
-            path = [k for k in keys if k is not None]
+            steps = list(plan.sub_questions)
+            path = [k for k in plan.keys or [] if k is not None]
             prefixes = []
             qv = embed([q.text])[0]
             for n in range(1, len(path) + 1):
@@ -113,7 +124,7 @@ def main() -> int:
                 row = {
                     "id": q.id,
                     "question": q.text,
-                    "reasoning": decomposition.reasoning,
+                    "reasoning": plan.reasoning,
                     "steps": steps,
                     "path": [list(s) for s in path],
                     "prefixes": prefixes,
@@ -124,6 +135,11 @@ def main() -> int:
         print(
             f"{args.data.name} {args.set}, {n} questions, seed {args.seed}, profile {profile.source}"
             + (", answer kind declared" if pipe.answer_type else "")
+            + (
+                f", asked kind read (floor {args.asked_floor}, margin {args.asked_margin})"
+                if pipe.asked is not None
+                else ""
+            )
         )
         print(f"  full path hit@1        {full_hits / n:.3f}")
         print(f"  best prefix (ceiling)  {best_hits / n:.3f}")

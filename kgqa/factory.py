@@ -40,6 +40,8 @@ class Factory:
         self._graph: Neo4jStore | None = None
         self._profile: KBProfile | None = None
         self._cache: dict[str, Any] = {}
+        # True for a factory made by sharing(): what it holds is another's to close.
+        self._shared = False
 
     # -- Neo4j -----------------------------------------------------------------------------
     def password(self) -> str:
@@ -281,6 +283,7 @@ class Factory:
     def graph_pipeline(self, params: PipelineParams) -> GraphPipeline:
         """``--mode graph``: LLM decomposition under the KB profile's step grammar + a walk
         over real graph edges."""
+        from kgqa.graphmode.asked import AskedKinds
         from kgqa.graphmode.pipeline import GraphPipeline
         from kgqa.graphmode.scoring import phrase_scorer
         from kgqa.graphmode.vocabulary import StepVocabulary
@@ -289,7 +292,8 @@ class Factory:
         graph = self.graph()
         profile = self.profile()
         embedder = self._loaded_embedder()
-        steps = StepVocabulary(profile).steps
+        vocabulary = StepVocabulary(profile)
+        steps = vocabulary.steps
         walker = GraphWalker(
             graph.frontier_edges,
             phrase_scorer(embedder.embed, profile, self._phrase_vectors(profile, steps)),
@@ -307,9 +311,34 @@ class Factory:
             one_step_margin=g.one_step_margin,
             embed=embedder.embed if g.cut_steps else None,
             answer_type=g.answer_type,
+            asked=AskedKinds(
+                embedder.embed,
+                vocabulary.noun_examples(),
+                floor=g.asked_floor,
+                margin=g.asked_margin,
+                asks=vocabulary.noun_asks(),
+            )
+            if g.asked_kind
+            else None,
         )
 
+    def sharing(self, settings: Settings) -> Factory:
+        """A factory for ``settings`` that uses this one's driver, graph store, embedder,
+        vector index, LLM and KB profile (connecting first if need be), so nothing is loaded
+        twice: for settings that none of those read, such as ``retrieval.hops`` and
+        ``retrieval.top_k`` (the server's per-request parameters). Closing it closes
+        nothing; closing this one closes both."""
+        other = Factory(settings, self.log)
+        other._driver = self.driver()
+        other._graph = self.graph()
+        other._profile = self._profile
+        other._cache = self._cache
+        other._shared = True
+        return other
+
     def close(self) -> None:
+        if self._shared:
+            return
         llm_close = getattr(self._cache.get("llm"), "close", None)
         if llm_close is not None:
             llm_close()

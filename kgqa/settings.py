@@ -129,6 +129,13 @@ class GraphModeSettings:
     # question mentions, "where is the club X plays for" -> clubs; WC2014 1-hop dev right paths
     # 0.90 -> 0.98 but 2-hop 0.84 -> 0.68, MetaQA 2-hop 0.80 -> 0.75; docs/results.md).
     answer_type: bool = False
+    # Read what the question asks for from its wording ("which team", "what number",
+    # "where") and hold the path's end to the KB's nouns for it (kgqa.graphmode.asked): a
+    # noun is taken when its embedding similarity to the wording is at least asked_floor and
+    # within asked_margin of the best noun's.
+    asked_kind: bool = False
+    asked_floor: float = 0.40
+    asked_margin: float = 0.06
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,36 @@ class LLMSettings:
 
 
 @dataclass(frozen=True)
+class ServerSettings:
+    """``kgqa serve`` (docs/server.md)."""
+
+    # Loopback only unless told otherwise: the API answers anyone who can reach it.
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # A bearer token every request but /healthz must carry (KGQA_API_TOKEN); never shown.
+    api_token: str | None = field(default=None, repr=False)
+    # Origins allowed to call the API from a browser, comma-separated ("" : CORS off).
+    cors_origins: str = ""
+    # Questions waiting behind the one being answered; one more is a 503 with Retry-After.
+    queue_size: int = 8
+    # Seconds a request may take, waiting in the queue included (504 past it).
+    request_timeout: float = 300.0
+    # The largest request body accepted, in bytes (413 past it).
+    max_body_bytes: int = 65536
+
+
+@dataclass(frozen=True)
+class AnswerCacheSettings:
+    """The answer cache of ``kgqa ask`` and ``kgqa serve`` (kgqa.cache)."""
+
+    enabled: bool = True
+    # None: <data_dir>/answer-cache
+    dir: Path | None = None
+    # Answers kept on disk at most, in MB; the least recently used go first.
+    size_mb: int = 256
+
+
+@dataclass(frozen=True)
 class Settings:
     neo4j: Neo4jSettings = field(default_factory=Neo4jSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
@@ -167,6 +204,8 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     profile: ProfileSettings = field(default_factory=ProfileSettings)
     graph: GraphModeSettings = field(default_factory=GraphModeSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
+    answer_cache: AnswerCacheSettings = field(default_factory=AnswerCacheSettings)
     cache_dir: Path = field(default_factory=default_cache_dir)
     data_dir: Path = field(default_factory=default_data_dir)
 
@@ -178,12 +217,26 @@ class Settings:
     def index_dir(self) -> Path:
         return self.index.dir or self.data_dir / "index" / self.neo4j.database
 
+    @property
+    def answer_cache_dir(self) -> Path:
+        return self.answer_cache.dir or self.data_dir / "answer-cache"
+
     def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
         """Apply dotted overrides such as ``{"retrieval.top_k": 10}``; ``None`` values are ignored."""
         return _apply(self, {k: v for k, v in overrides.items() if v is not None}, "override")
 
 
-_SECTIONS = ("neo4j", "embed", "index", "retrieval", "llm", "profile", "graph")
+_SECTIONS = (
+    "neo4j",
+    "embed",
+    "index",
+    "retrieval",
+    "llm",
+    "profile",
+    "graph",
+    "server",
+    "answer_cache",
+)
 # Conventional variable names people already have set for Neo4j.
 _ENV_ALIASES = {
     "NEO4J_URI": "neo4j.uri",
@@ -196,6 +249,7 @@ _ENV_ALIASES = {
     "OPENAI_API_KEY": "llm.api_key",
     "KGQA_CACHE_DIR": "cache_dir",
     "KGQA_DATA_DIR": "data_dir",
+    "KGQA_API_TOKEN": "server.api_token",
 }
 
 
@@ -314,6 +368,8 @@ def as_dict(settings: Settings) -> dict[str, Any]:
         data["neo4j"]["password"] = "***"
     if data["llm"].get("api_key"):
         data["llm"]["api_key"] = "***"
+    if data["server"].get("api_token"):
+        data["server"]["api_token"] = "***"
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in _stringify(data).items()}
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kgqa.errors import ConfigError, KGQAError
 from kgqa.graph.paths import PathStep
+from kgqa.graphmode.asked import AskedKinds, asked_phrase
 from kgqa.graphmode.vocabulary import ANSWER_LABEL, END, StepVocabulary
 from kgqa.graphmode.walk import GraphWalker, Hop, Option, steps_of
 from kgqa.llm.base import LLM
@@ -161,6 +162,16 @@ def uses_hints(profile: KBProfile) -> bool:
     return bool(shown) and all(e.first for e in shown)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What the walk follows: the (sub-)questions, the step each one names (``None``: the
+    walk scores the question's words), and the decomposition's reasoning."""
+
+    sub_questions: Sequence[str]
+    keys: list[PathStep | None] | None
+    reasoning: str
+
+
 class GraphPipeline:
     """Implements :class:`kgqa.pipeline.base.QAPipeline` for ``mode == "graph"``."""
 
@@ -181,6 +192,7 @@ class GraphPipeline:
         one_step_margin: float = 0.3,
         embed: Callable[[list[str]], np.ndarray] | None = None,
         answer_type: bool = False,
+        asked: AskedKinds | None = None,
     ):
         if (decompose or synthesize) and llm is None:
             raise KGQAError("graph mode needs an LLM for decomposition or synthesis")
@@ -232,6 +244,9 @@ class GraphPipeline:
             and self.vocabulary is not None
             and all(e.path for e in profile.examples if e.steps or e.path)
         )
+        # The kind of thing the question's wording asks for ("which team", "where") holds the
+        # path's end (kgqa.graphmode.asked); not with a declared answer kind.
+        self.asked = asked if not self.answer_type else None
         examples = (
             step_example_turns(profile, self.vocabulary, self.hints, self.answer_type)
             if profile is not None
@@ -276,10 +291,19 @@ class GraphPipeline:
         first = self.first_steps(entities)
         return self.vocabulary.grammar(first, self.params.hops) if first else None
 
-    def checked_step(self, question: str, entities: Sequence[str], chosen: PathStep) -> PathStep:
+    def checked_step(
+        self,
+        question: str,
+        entities: Sequence[str],
+        chosen: PathStep,
+        allowed: Sequence[PathStep] | None = None,
+    ) -> PathStep:
         """The LLM's step for a one-step question, or the step whose phrasings match the
-        question best where they beat the LLM's by more than ``one_step_margin``."""
+        question best where they beat the LLM's by more than ``one_step_margin`` (among
+        ``allowed`` steps, when given)."""
         scores = self.walker.first_scores(entities, question)
+        if allowed:
+            scores = {s: v for s, v in scores.items() if s in allowed}
         if not scores:
             return chosen
         best = max(scores, key=lambda s: scores[s])
@@ -326,6 +350,73 @@ class GraphPipeline:
         best = int(np.argmax(sims)) + 1
         return steps[:best], keys[:best]
 
+    def asked_for(self, question: str, first: Sequence[PathStep]) -> tuple[list[str], bool]:
+        """The nouns ``question`` asks for among those its topic's paths reach, and whether
+        the path is held to end where it first reaches one (:mod:`kgqa.graphmode.asked`);
+        no nouns when the wording names none clearly or the reader is off."""
+        if self.asked is None or self.vocabulary is None or not first:
+            return [], False
+        phrase = asked_phrase(question)
+        if phrase is None:
+            return [], False
+        among = self.vocabulary.reachable_nouns(first, self.params.hops)
+        return self.asked.choose(phrase, among), phrase.held
+
+    def plan(self, question: str, entities: Sequence[str], costs: list[StageCost]) -> Plan:
+        """The steps a one-entity question is answered by: the LLM's decomposition under the
+        step grammar (held to the kind the question asks for, where its wording says), cut
+        as configured; a one-step question as the question itself with the LLM's (checked)
+        first step, or with no step (its words choose the relation)."""
+        if self.decomposer is None:
+            return Plan((question,), None, "")
+        first = self.first_steps(entities)
+        ends, held = self.asked_for(question, first)
+        grammar = (
+            self.vocabulary.grammar(
+                first, self.params.hops, answer=self.answer_type, ends=ends, held=held
+            )
+            if first and self.vocabulary is not None
+            else None
+        )
+        asked = (
+            with_hint(question, self.vocabulary, first)
+            if self.hints and self.vocabulary is not None
+            else question
+        )
+        decomposition = self.decomposer.run(asked, costs, grammar=grammar)
+        decomposition = replace(decomposition, question=question)
+        reasoning = decomposition.reasoning
+        if ends and grammar is not None:
+            how = "ends where it first reaches" if held else "may end only at"
+            reasoning = f"asks for: {', '.join(ends)} (the path {how} them)\n{reasoning}"
+        steps = list(decomposition.sub_questions)
+        parsed = None
+        if grammar is not None and self.vocabulary is not None:
+            parsed = self.vocabulary.keys(steps, first)
+        else:
+            # Free steps: drop one that only names the entity ("film [Saw V]?").
+            stop = self.profile.stop_words if self.profile is not None else ()
+            steps = [q for q in steps if asks_something(q, stop)]
+        if len(steps) > 1 and parsed and self.answer_type:
+            steps, parsed = self.cut_to_answer(decomposition.reasoning, steps, parsed)
+        if len(steps) > 1 and parsed and self.embed is not None:
+            steps, parsed = self.cut_to_question(question, entities[0], steps, parsed)
+        if len(steps) > 1:
+            return Plan(tuple(steps), parsed, reasoning)
+        if self.one_step == "llm" and parsed and parsed[0] is not None:
+            # The LLM's own first step, chosen under the grammar among the topic's (and among
+            # those reaching what the question asks for, when its wording says).
+            allowed = (
+                [s for s in first if self.vocabulary.answer_noun(s) in ends]
+                if ends and self.vocabulary is not None
+                else None
+            )
+            step = self.checked_step(question, entities, parsed[0], allowed)
+            return Plan((question,), [step], reasoning)
+        # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1): its own
+        # words choose the relation among the topic entity's.
+        return Plan((question,), None, reasoning)
+
     def answer(self, question: str, entities: Sequence[str]) -> Answer:
         entities = tuple(dict.fromkeys(entities))
         if not entities:
@@ -339,45 +430,8 @@ class GraphPipeline:
             hops, answer_entities = self.walker.intersect(entities, question)
             costs.append(StageCost("graph_walk", time.perf_counter() - start))
         else:
-            sub_questions: Sequence[str] = (question,)
-            keys: list[PathStep | None] | None = None
-            if self.decomposer is not None:
-                first = self.first_steps(entities)
-                grammar = (
-                    self.vocabulary.grammar(first, self.params.hops, answer=self.answer_type)
-                    if first and self.vocabulary is not None
-                    else None
-                )
-                asked = (
-                    with_hint(question, self.vocabulary, first)
-                    if self.hints and self.vocabulary is not None
-                    else question
-                )
-                decomposition = self.decomposer.run(asked, costs, grammar=grammar)
-                decomposition = replace(decomposition, question=question)
-                reasoning = decomposition.reasoning
-                steps = list(decomposition.sub_questions)
-                parsed = None
-                if grammar is not None and self.vocabulary is not None:
-                    parsed = self.vocabulary.keys(steps, first)
-                else:
-                    # Free steps: drop one that only names the entity ("film [Saw V]?").
-                    stop = self.profile.stop_words if self.profile is not None else ()
-                    steps = [q for q in steps if asks_something(q, stop)]
-                if len(steps) > 1 and parsed and self.answer_type:
-                    steps, parsed = self.cut_to_answer(decomposition.reasoning, steps, parsed)
-                if len(steps) > 1 and parsed and self.embed is not None:
-                    steps, parsed = self.cut_to_question(question, entities[0], steps, parsed)
-                if len(steps) > 1:
-                    sub_questions, keys = tuple(steps), parsed
-                elif self.one_step == "llm" and parsed and parsed[0] is not None:
-                    # The LLM's own first step, chosen under the grammar among the topic's.
-                    sub_questions, keys = (
-                        (question,),
-                        [self.checked_step(question, entities, parsed[0])],
-                    )
-                # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1):
-                # its own words choose the relation among the topic entity's.
+            plan = self.plan(question, entities, costs)
+            reasoning, sub_questions, keys = plan.reasoning, plan.sub_questions, plan.keys
             start = time.perf_counter()
             hops, answer_entities = self.walker.walk(entities, sub_questions, keys)
             costs.append(StageCost("graph_walk", time.perf_counter() - start))
@@ -432,6 +486,7 @@ class GraphPipeline:
                 "step_hints": self.hints,
                 "cut_steps": self.embed is not None,
                 "answer_type": self.answer_type,
+                "asked_kind": self.asked is not None,
                 "profile": self.profile.source if self.profile is not None else None,
             }
             | path,

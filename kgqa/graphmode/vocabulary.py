@@ -151,6 +151,30 @@ class StepVocabulary:
     def answer_nouns(self) -> list[str]:
         return sorted({self.answer_noun(s) for s in self.steps})
 
+    def noun_asks(self) -> dict[str, set[str]]:
+        """Each answer noun with the first words of the questions the profile asks for it
+        ("who" of "who directed X" for "directors")."""
+        found: dict[str, set[str]] = {n: set() for n in self.answer_nouns()}
+        for step in self.steps:
+            words = self.profile.words(step.relation)
+            ask = words.ask_object if step.outgoing else words.ask_subject
+            if ask.split():
+                found[self.answer_noun(step)].add(ask.split()[0].lower())
+        return found
+
+    def noun_examples(self, per_noun: int = 3) -> dict[str, list[str]]:
+        """Each answer noun with up to ``per_noun`` real names of nodes called so (from the
+        profile's example triples): "clubs" -> "Juventus FC", ..."""
+        found: dict[str, list[str]] = {n: [] for n in self.answer_nouns()}
+        for step in self.steps:
+            rel = self.profile.relations.get(step.relation)
+            names = found[self.answer_noun(step)]
+            for subject, obj in rel.examples if rel is not None else ():
+                name = " ".join((obj if step.outgoing else subject).replace("_", " ").split())
+                if name and name not in names and len(names) < per_noun:
+                    names.append(name)
+        return found
+
     def _kind_names(self, noun: str) -> set[str]:
         """The kinds of node that the steps reaching nodes called ``noun`` reach."""
         return {
@@ -208,8 +232,24 @@ class StepVocabulary:
             rules[state(n, step)] = " | ".join(ways)
         return f'"1. " ({alternatives(firsts, None, functools.partial(state, 1))})', rules
 
+    def reachable_nouns(self, first: Iterable[PathStep], max_steps: int) -> list[str]:
+        """The nouns (:meth:`answer_noun`) of the nodes that paths of up to ``max_steps`` steps
+        from ``first`` reach."""
+        frontier = {s for s in first if s in self._index}
+        seen: set[PathStep] = set()
+        for _ in range(max_steps):
+            seen |= frontier
+            frontier = {n for s in frontier for n in self.options_after(s)} - seen
+        return sorted({self.answer_noun(s) for s in seen})
+
     def grammar(
-        self, first: Iterable[PathStep], max_steps: int, end: str = END, answer: bool = False
+        self,
+        first: Iterable[PathStep],
+        max_steps: int,
+        end: str = END,
+        answer: bool = False,
+        ends: Sequence[str] = (),
+        held: bool = True,
     ) -> str:
         """GBNF for up to ``max_steps`` numbered steps, then ``end``: step 1 follows one of
         ``first`` (the topic entity's own steps), each later one a step that the nodes reached
@@ -219,7 +259,14 @@ class StepVocabulary:
         asks for (one of :meth:`answer_nouns` that the topic can reach), and the path is held
         to it: it ends at the first step that reaches nodes called so ("clubs located in [X]",
         then ``end``), may end at a step that reaches the same kind of node under another name
-        ("people" for "players"), and ends nowhere else."""
+        ("people" for "players"), and ends nowhere else.
+
+        ``ends``: nouns the question was read to ask for, best first
+        (:mod:`kgqa.graphmode.asked`); the path may end only at a step reaching nodes called
+        so or of their kind, and (``held``) ends at the first step reaching the best one's
+        kind (the kind, not only the noun: "screenwriters" may have been read as the
+        "directors" that share their kind). Without such a path, or with ``answer``, the nouns
+        are ignored."""
         start = sorted((s for s in set(first) if s in self._index), key=self._index.__getitem__)
         if not start or max_steps < 1:
             raise ValueError("a step grammar needs at least one first option and one step")
@@ -241,6 +288,24 @@ class StepVocabulary:
                 parts.append(f"{lits} {name(step)}")
             return " | ".join(parts)
 
+        ends = list(dict.fromkeys(ends))
+        if ends and not answer:
+
+            def reaches(step: PathStep, nouns: list[str]) -> bool:
+                kind = self.profile.kind_of(step)
+                kinds = set().union(*(self._kind_names(n) for n in nouns))
+                return self.answer_noun(step) in nouns or (kind is not None and kind.name in kinds)
+
+            def forced_at(step: PathStep) -> bool:
+                return held and reaches(step, ends[:1])
+
+            def may_end_at(step: PathStep) -> bool:
+                return reaches(step, ends)
+
+            got = self._path_rules("", start, max_steps, end, alternatives, may_end_at, forced_at)
+            if got is not None:
+                rules = {"root": got[0], **got[1]}
+                return "\n".join(f"{k} ::= {v}" for k, v in rules.items()) + "\n"
         if not answer:
             plain = self._path_rules(
                 "", start, max_steps, end, alternatives, lambda s: True, lambda s: False
