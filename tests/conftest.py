@@ -18,6 +18,8 @@ The contract other tests rely on:
   same shape with no server behind it (nothing is started).
 - ``neo4j_server`` (session): the :class:`LocalNeo4j` behind ``neo4j_settings`` (tests of the
   local server itself; skipped, with the reason, when ``NEO4J_URI`` points elsewhere).
+- every test runs with the answer cache off (``KGQA_ANSWER_CACHE_ENABLED=false``); the cache's
+  own tests turn it on.
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ TEST_SERVER_CONFIG = {
     "internal.server.bolt.thread_pool_shutdown_wait_time": "0s",
     "internal.server.bolt.connection_shutdown_wait_time": "0s",
 }
+
+
+@pytest.fixture(autouse=True)
+def _no_answer_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer cache (on by default for `kgqa ask`) is off in every test that does not
+    turn it on: a test's scripted answer must never come from another test's, or from a
+    developer's ``~/.local/share/kgqa/answer-cache``."""
+    monkeypatch.setenv("KGQA_ANSWER_CACHE_ENABLED", "false")
 
 
 def _external_uri() -> str | None:

@@ -175,6 +175,11 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
     "profile_file",
     help="A KB profile file over the derived one: a path, or a packaged name (metaqa).",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Answer afresh: neither read nor write the answer cache (docs/server.md).",
+)
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -188,8 +193,10 @@ def ask(
     save: bool,
     check: bool,
     profile_file: str | None,
+    no_cache: bool,
 ) -> None:
     """Answer QUESTION and show the sub-questions, triples and cost behind the answer."""
+    from kgqa.cache import AnswerCache
     from kgqa.factory import Factory
     from kgqa.service import ask as ask_question
 
@@ -202,12 +209,29 @@ def ask(
             "profile.file": profile_file,
         },
     )
-    with Factory(settings, log=lambda m: click.echo(m, err=True)) as factory:
-        result = ask_question(
-            factory, question, entities=entities, mode=mode, check=check, save=save
-        )
+
+    def log(message: str) -> None:
+        click.echo(message, err=True)
+
+    cache = None
+    if settings.answer_cache.enabled and not no_cache:
+        cache = AnswerCache(settings.answer_cache_dir, settings.answer_cache.size_mb, log=log)
+    with Factory(settings, log=log) as factory:
+        try:
+            result = ask_question(
+                factory, question, entities=entities, mode=mode, check=check, save=save,
+                cache=cache,
+            )  # fmt: skip
+        finally:
+            if cache is not None:
+                cache.close()
     if result.linked is not None:
         click.echo(f"linked entity: {result.linked}", err=True)
+    if result.cache is not None and result.cache.hit:
+        click.echo(
+            f"answer from the cache (stored {result.cache.stored_at}; --no-cache answers afresh)",
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
