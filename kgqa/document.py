@@ -5,10 +5,11 @@ drift apart."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from kgqa.answers import answer_line, answer_names
-from kgqa.types import Answer
+from kgqa.types import Answer, Candidates, ScoredTriple
 
 
 def stage_totals(answer: Answer) -> dict[str, dict[str, float]]:
@@ -72,4 +73,28 @@ def answer_document(answer: Answer) -> dict[str, Any]:
             "completion_tokens": sum(c.completion_tokens for c in answer.costs),
         },
         "parameters": dict(answer.parameters),
+    }
+
+
+def retrieval_document(
+    question: str,
+    entities: Sequence[str],
+    hops: int,
+    candidates: Candidates,
+    top: Sequence[ScoredTriple],
+) -> dict[str, Any]:
+    """The candidates around the topic entities and the top-K triples for a question:
+    ``kgqa retrieve --json`` and ``GET /v1/retrieve``."""
+    return {
+        "question": question,
+        "entities": list(entities),
+        "hops": hops,
+        "candidates_per_hop": [len(h) for h in candidates.by_hop],
+        "truncated": candidates.truncated,
+        "skipped_hubs": [list(h) for h in candidates.skipped_hubs],
+        "seconds": round(candidates.seconds, 4),
+        "top_k": [
+            {"id": s.triple.id, "triple": s.triple.verbalize(), "score": round(s.score, 4)}
+            for s in top
+        ],
     }

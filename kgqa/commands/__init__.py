@@ -27,6 +27,7 @@ def _commands() -> list[click.Command]:
         profile_cmd,
         reset_cmd,
         retrieve_cmd,
+        serve_cmd,
     )
 
     return [
@@ -39,6 +40,7 @@ def _commands() -> list[click.Command]:
         retrieve_cmd.retrieve,
         ask_cmd.ask,
         eval_cmd.eval,
+        serve_cmd.serve,
     ]
 
 

@@ -52,28 +52,10 @@ def retrieve(
         # is what the answer would use.
         top = retriever.top_k(question, candidates, r.top_k)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "question": question,
-                    "entities": names,
-                    "hops": r.hops,
-                    "candidates_per_hop": [len(h) for h in candidates.by_hop],
-                    "truncated": candidates.truncated,
-                    "skipped_hubs": [list(h) for h in candidates.skipped_hubs],
-                    "seconds": round(candidates.seconds, 4),
-                    "top_k": [
-                        {
-                            "id": s.triple.id,
-                            "triple": s.triple.verbalize(),
-                            "score": round(s.score, 4),
-                        }
-                        for s in top
-                    ],
-                },
-                ensure_ascii=False,
-            )
-        )
+        from kgqa.document import retrieval_document
+
+        doc = retrieval_document(question, names, r.hops, candidates, top)
+        click.echo(json.dumps(doc, ensure_ascii=False))
         return
     per_hop = ", ".join(f"hop {i + 1}: {len(h)}" for i, h in enumerate(candidates.by_hop))
     click.echo(f"entities: {', '.join(names)}")

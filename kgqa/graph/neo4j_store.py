@@ -12,6 +12,7 @@ writes of a load live in the mixin :class:`kgqa.graph.neo4j_writes.Neo4jWrites`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -437,6 +438,20 @@ class Neo4jStore(Neo4jWrites):
             )
             for r in self._read("runs_list", limit=int(limit))
         ]
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        """Everything one saved run keeps (``parameters`` parsed back from JSON), or ``None``
+        when there is none with this id. ``run_id`` must be a UUID (``ValueError``)."""
+        records = self._read("runs_get", run_id=str(uuid.UUID(run_id)))
+        if not records:
+            return None
+        run = dict(records[0])
+        with contextlib.suppress(ValueError):  # else kept as the stored text
+            run["parameters"] = json.loads(run["parameters"] or "{}")
+        run["evidence_ids"] = list(run["evidence_ids"] or ())
+        run["topic"] = list(run["topic"] or ())
+        run["answers"] = list(run["answers"] or ())
+        return run
 
     def delete_runs(self, run_ids: Sequence[str]) -> int:
         """Delete these saved runs (and only their ``KGQA_*`` links); returns how many were
