@@ -331,3 +331,4 @@ async def _progress(
         if not future.done():
             job.cancel()  # the client went away: stop at the next stage
             future.cancel()
+            done.cancel()  # what the stopped work raises is nobody's to read

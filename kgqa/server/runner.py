@@ -48,11 +48,13 @@ class Job:
     def check(self) -> None:
         """Raise :class:`RequestTimedOut` when the request was given up or is past its
         deadline; called before each stage."""
-        if self.cancelled or self.remaining() <= 0:
+        if self.remaining() <= 0:
             raise RequestTimedOut(
                 f"the request took longer than server.request_timeout ({self.timeout:g} s; "
                 "KGQA_SERVER_REQUEST_TIMEOUT) and was stopped"
             )
+        if self.cancelled:
+            raise RequestTimedOut("the request was given up (its client went away) and stopped")
 
 
 class Runner:
@@ -65,12 +67,18 @@ class Runner:
         self._lock = threading.Lock()
         self._pending = 0
         self._mean_s: float | None = None
+        self._running: Job | None = None
 
     @property
     def pending(self) -> int:
         """Requests queued or running."""
         with self._lock:
             return self._pending
+
+    @property
+    def running(self) -> Job | None:
+        """The job the worker is on, if any."""
+        return self._running
 
     def retry_after(self) -> int:
         """Seconds until a place is likely free: the mean request time so far."""
@@ -92,9 +100,11 @@ class Runner:
         def work() -> T:
             job.check()  # given up, or its deadline passed while it waited
             start = time.monotonic()
+            self._running = job
             try:
                 return fn(job)
             finally:
+                self._running = None
                 took = time.monotonic() - start
                 with self._lock:
                     self._mean_s = took if self._mean_s is None else 0.8 * self._mean_s + 0.2 * took

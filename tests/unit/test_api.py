@@ -558,3 +558,120 @@ def test_the_serve_command_binds_loopback_by_default_and_has_help() -> None:
     r = CliRunner().invoke(cli, ["serve", "--help"])
     assert r.exit_code == 0 and "--host" in r.output and "KGQA_API_TOKEN" in r.output
     assert Settings().server.host == "127.0.0.1" and Settings().server.port == 8000
+
+
+def test_serve_without_neo4j_stops_at_start_up_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kgqa.cli import main
+
+    monkeypatch.setenv("NEO4J_URI", f"bolt://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("NEO4J_PASSWORD", "x")
+    monkeypatch.setenv("KGQA_NEO4J_CONNECT_TIMEOUT", "2")
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--port", str(_free_port())])
+    err = capsys.readouterr().err
+    assert e.value.code == 4 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("kgqa: error: Neo4j is not reachable at")
+
+
+SERVE = """
+import sys
+sys.path.insert(0, {unit!r})
+import test_api
+from kgqa import factory
+factory.Factory = lambda settings, log=None: test_api.MemoryFactory(settings)
+from kgqa.cli import main
+main(["serve", "--port", sys.argv[1]])
+"""
+
+
+def test_kgqa_serve_runs_the_app_and_never_logs_the_token(tmp_path: Path) -> None:
+    """The real command in its own process (its factory the in-memory one): it binds
+    127.0.0.1, answers, and stops on Ctrl-C; the token appears in none of its output."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    token = "tok-" + "9" * 24
+    port = _free_port()
+    env = os.environ | {
+        "KGQA_API_TOKEN": token,
+        "KGQA_DATA_DIR": str(tmp_path / "data"),
+        "KGQA_PROFILE_NAMER": "rules",
+        "KGQA_ANSWER_CACHE_ENABLED": "true",
+    }
+    script = SERVE.format(unit=str(Path(__file__).parent))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            try:
+                httpx.get(f"{base}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "kgqa serve did not start"
+                time.sleep(0.2)
+        auth = {"Authorization": f"Bearer {token}"}
+        r = httpx.post(f"{base}/v1/ask", json={"question": Q}, headers=auth, timeout=30)
+        assert r.status_code == 200 and r.json()["answer"] == "Ben"
+        assert httpx.post(f"{base}/v1/ask", json={"question": Q}, timeout=30).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert f"http://127.0.0.1:{port}" in out and "bearer token required" in out
+    assert "POST /v1/ask" in out  # the access log is on ...
+    assert token not in out  # ... and never shows the token
+    assert (tmp_path / "data" / "answer-cache" / "cache.db").is_file()
+
+
+def test_a_cached_answer_streams_the_answer_alone(settings: Settings, tmp_path: Path) -> None:
+    state = make_state(_settings(settings), cache=AnswerCache(tmp_path / "cache"))
+    with TestClient(create_app(state)) as c:
+        first = c.post("/v1/ask", json={"question": Q}, headers={"Accept": "text/event-stream"})
+        assert dict(events(first.text))["answer"]["cache"]["hit"] is False
+        again = c.post("/v1/ask", json={"question": Q}, headers={"Accept": "text/event-stream"})
+        got = events(again.text)
+        assert [n for n, _ in got] == ["answer", "costs", "done"]
+        assert got[0][1]["cache"]["hit"] is True
+
+
+def test_a_client_that_leaves_the_stream_stops_its_question(
+    settings: Settings, serve: Callable[[ServerState], str]
+) -> None:
+    gate = Gate()
+    llm = ScriptedLLM(responses=[gate] + [respond] * 20)
+    state = make_state(_settings(settings), llm=llm)
+    base = serve(state)
+    body = {"question": "who is married to [Ben]?", "save": True}
+    with (
+        httpx.Client(base_url=base, timeout=20) as c,
+        c.stream("POST", "/v1/ask", json=body, headers={"Accept": "text/event-stream"}) as r,
+    ):
+        assert r.status_code == 200
+        assert gate.entered.wait(10)  # the question is running
+        job = state.runner.running
+        assert job is not None and not job.cancelled
+    deadline = time.monotonic() + 10
+    while not job.cancelled:  # the server notices that the client has gone
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    gate.open.set()  # the question stops at its next stage
+    deadline = time.monotonic() + 10
+    while state.runner.pending:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert state.factory.graph().list_runs() == []
+    with httpx.Client(base_url=base, timeout=20) as c:
+        assert c.post("/v1/ask", json=body).json()["saved_run"]["run_id"]
+    assert len(state.factory.graph().list_runs()) == 1
