@@ -3,7 +3,7 @@ SHELL := /bin/bash
 KGQA := .venv/bin/kgqa
 PYTEST := .venv/bin/pytest
 
-.PHONY: setup demo test test-unit test-integration test-faults lint typecheck bench clean
+.PHONY: setup setup-browser demo test test-unit test-integration test-faults lint typecheck bench clean
 
 setup:
 	./scripts/setup.sh
@@ -16,9 +16,13 @@ demo: setup
 	$(KGQA) ask "What languages are spoken in the films directed by [Joel Zwick]?"
 
 # Lint and types first (seconds), then every tier: unit, integration (starts its own Neo4j),
-# slow end-to-end (real models).
-test: setup lint typecheck
+# browser (the page in headless Chromium: setup-browser installs it), slow end-to-end (real
+# models).
+test: setup setup-browser lint typecheck
 	$(PYTEST) -q
+
+setup-browser:
+	./scripts/setup-browser.sh
 
 test-unit: setup
 	$(PYTEST) -q -m unit

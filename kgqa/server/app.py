@@ -19,6 +19,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
@@ -42,8 +43,16 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# Paths that need no token: a load balancer's probe.
-OPEN_PATHS = frozenset({"/healthz"})
+# Paths that need no token: a load balancer's probe, and the page (it holds no data; its
+# requests carry the token the user gives it).
+OPEN_PATHS = frozenset({"/healthz", "/", "/favicon.ico"})
+OPEN_PREFIXES = ("/static/",)
+STATIC = Path(__file__).parent / "static"
+# The page loads nothing from anywhere else.
+PAGE_CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
 EVENT_STREAM = "text/event-stream"
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorDocument, "description": what}
@@ -97,7 +106,9 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if self.token and scope["path"] not in OPEN_PATHS and scope["method"] != "OPTIONS":
+        path = scope["path"]
+        open_path = path in OPEN_PATHS or path.startswith(OPEN_PREFIXES)
+        if self.token and not open_path and scope["method"] != "OPTIONS":
             given = headers.get("authorization", "")
             scheme, _, value = given.partition(" ")
             if scheme.lower() != "bearer" or not secrets.compare_digest(
@@ -221,7 +232,10 @@ def create_app(state: ServerState) -> FastAPI:
         hit = await run_in_threadpool(state.cached, req)
         if hit is not None:
             doc = hit.to_json()
-            return _event_stream(_finished(doc)) if stream else JSONResponse(doc)
+            if not stream:
+                return JSONResponse(doc)
+            evidence = await run_in_threadpool(state.evidence, doc)
+            return _event_stream(_finished(doc, evidence))
         if not stream:
             doc = await state.runner.run(lambda job: state.answer(req, job, None))
             return JSONResponse(doc)
@@ -258,6 +272,30 @@ def create_app(state: ServerState) -> FastAPI:
         """A run saved with ``save: true`` (``kgqa ask --save``)."""
         return JSONResponse(await run_in_threadpool(state.run, run_id))
 
+    @app.get("/v1/neighbours", responses=ERRORS)
+    async def neighbours(
+        entity: Annotated[str, Query(min_length=1, max_length=500)],
+        limit: Annotated[int, Query(ge=1, le=100)] = 25,
+    ) -> JSONResponse:
+        """The triples touching an entity, at most ``limit`` (read-only; the page's graph)."""
+        return JSONResponse(await run_in_threadpool(state.neighbours, entity, limit))
+
+    @app.get("/v1/info")
+    async def info() -> JSONResponse:
+        """The version, the modes and where Neo4j Browser is (the page's settings)."""
+        return JSONResponse(state.info())
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> Response:
+        from fastapi.responses import FileResponse
+
+        headers = {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff"}
+        return FileResponse(STATIC / "index.html", headers=headers)
+
+    from fastapi.staticfiles import StaticFiles
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
         """Neo4j reachable, models loaded, index consistent (200), else 503 with what is not."""
@@ -277,7 +315,8 @@ def _sse(event: str, data: dict[str, Any]) -> dict[str, str]:
     return {"event": event, "data": json.dumps(data, ensure_ascii=False)}
 
 
-async def _finished(doc: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
+async def _finished(doc: dict[str, Any], evidence: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
+    yield _sse("evidence", evidence)
     yield _sse("answer", doc)
     yield _sse("costs", doc["timings"])
     yield _sse("done", {})

@@ -17,9 +17,23 @@ if TYPE_CHECKING:
     from kgqa.factory import Factory
     from kgqa.server.schema import AskRequest
     from kgqa.service import AskResult, Pipelines
+    from kgqa.types import Triple
 
 # Pipelines kept for request parameters other than the settings' (hops x top_k).
 KEPT_PIPELINE_SETS = 8
+# The page's graph: answer entities whose support is drawn, and triples at most.
+SHOWN_ANSWERS = 20
+SHOWN_TRIPLES = 200
+
+
+def _triple_json(t: Triple) -> dict[str, Any]:
+    return {
+        "id": str(t.id),
+        "subject": t.subject,
+        "relation": t.relation,
+        "object": t.object,
+        "text": t.verbalize(),
+    }
 
 
 class ServerState:
@@ -114,7 +128,10 @@ class ServerState:
             observer=observer,
             pipelines=pipelines,
         )
-        return result.to_json()
+        doc = result.to_json()
+        if emit is not None:
+            emit("evidence", self.evidence(doc))
+        return doc
 
     def retrieve(
         self, question: str, entities: list[str], hops: int | None, top_k: int | None
@@ -135,6 +152,60 @@ class ServerState:
         candidates = retriever.candidates(names, r.hops)
         top = retriever.top_k(question, candidates, r.top_k)
         return retrieval_document(question, names, r.hops, candidates, top)
+
+    # -- the page's graph --------------------------------------------------------------------
+    def evidence(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """The answer's evidence as a graph for the page (the ``evidence`` event): the support
+        triples of the answer entities (the first :data:`SHOWN_ANSWERS`) and, when none has
+        any, the evidence triples, each with subject, relation and object, and every triple id
+        as a string (63-bit ids do not survive a JavaScript number)."""
+        answers = doc["answer_entities"][:SHOWN_ANSWERS]
+        ids = [int(i) for a in answers for i in a["support"]]
+        if not ids:
+            ids = [int(i) for s in doc["sub_questions"] for i in s["triple_ids"]]
+        ids = list(dict.fromkeys(ids))[:SHOWN_TRIPLES]
+        triples = self.factory.graph().triples_by_ids(ids)
+        return {
+            "topic": list(doc["entities"]),
+            "answers": [
+                {
+                    "name": a["name"],
+                    "node_id": a["node_id"],
+                    "support": [str(i) for i in a["support"]],
+                }
+                for a in answers
+            ],
+            "triples": [_triple_json(t) for t in triples],
+            "more_answers": max(0, len(doc["answer_entities"]) - len(answers)),
+        }
+
+    def neighbours(self, entity: str, limit: int) -> dict[str, Any]:
+        """The triples touching ``entity`` (at most ``limit``; read-only): a click on a node
+        of the page's graph."""
+        graph = self.factory.graph()
+        graph.require_entities([entity])
+        edges = graph.frontier_edges([entity], limit=limit + 1)
+        triples = list({e.triple.id: e.triple for e in edges}.values())
+        return {
+            "entity": entity,
+            "triples": [_triple_json(t) for t in triples[:limit]],
+            "more": len(triples) > limit,
+        }
+
+    def info(self) -> dict[str, Any]:
+        """What the page needs to know about this server."""
+        from kgqa import __version__
+        from kgqa.graph.inspect import browser_url
+        from kgqa.modes import MODES
+
+        n = self.settings.neo4j
+        return {
+            "version": __version__,
+            "modes": list(MODES),
+            "default_mode": "graph",
+            # The local server's Browser; an external Neo4j (NEO4J_URI) has its own.
+            "browser_url": browser_url(n.http_port) if n.managed else None,
+        }
 
     # -- reads -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -151,6 +151,7 @@ def test_the_api_document_is_the_one_kgqa_ask_json_prints(
         "entities",
         "decomposition",
         "hop",
+        "evidence",
         "answer",
         "costs",
         "done",

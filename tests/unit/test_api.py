@@ -180,6 +180,7 @@ def test_the_stream_reports_each_stage_as_it_ends_then_the_same_answer(
         "reformulation",
         "sub_answer",
         "synthesis",
+        "evidence",
         "answer",
         "costs",
         "done",
@@ -200,6 +201,7 @@ def test_the_stream_reports_each_stage_as_it_ends_then_the_same_answer(
         "entities",
         "decomposition",
         "hop",
+        "evidence",
         "answer",
         "costs",
         "done",
@@ -642,8 +644,9 @@ def test_a_cached_answer_streams_the_answer_alone(settings: Settings, tmp_path: 
         assert dict(events(first.text))["answer"]["cache"]["hit"] is False
         again = c.post("/v1/ask", json={"question": Q}, headers={"Accept": "text/event-stream"})
         got = events(again.text)
-        assert [n for n, _ in got] == ["answer", "costs", "done"]
-        assert got[0][1]["cache"]["hit"] is True
+        assert [n for n, _ in got] == ["evidence", "answer", "costs", "done"]
+        assert got[1][1]["cache"]["hit"] is True
+        assert got[0][1] == dict(events(first.text))["evidence"]
 
 
 def test_a_client_that_leaves_the_stream_stops_its_question(
@@ -675,3 +678,56 @@ def test_a_client_that_leaves_the_stream_stops_its_question(
     with httpx.Client(base_url=base, timeout=20) as c:
         assert c.post("/v1/ask", json=body).json()["saved_run"]["run_id"]
     assert len(state.factory.graph().list_runs()) == 1
+
+
+def test_the_evidence_event_draws_the_support_with_ids_as_strings(client: TestClient) -> None:
+    r = client.post("/v1/ask", json={"question": Q}, headers={"Accept": "text/event-stream"})
+    got = dict(events(r.text))
+    evidence, doc = got["evidence"], got["answer"]
+    assert evidence["topic"] == ["Ada"] and evidence["answers"][0]["name"] == "Ben"
+    # 63-bit ids travel as strings (a JavaScript number would round them)
+    support = evidence["answers"][0]["support"]
+    assert support == [str(i) for i in doc["answer_entities"][0]["support"]]
+    (triple,) = evidence["triples"]
+    assert triple == {
+        "id": support[0],
+        "subject": "Ada",
+        "relation": "spouse",
+        "object": "Ben",
+        "text": "(Ada, spouse, Ben)",
+    }
+
+
+def test_neighbours_are_capped_and_read_only(client: TestClient, state: ServerState) -> None:
+    before = state.factory.graph().stats()
+    r = client.get("/v1/neighbours", params={"entity": "Ada", "limit": 2})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["entity"] == "Ada" and len(body["triples"]) == 2 and body["more"] is True
+    assert all("Ada" in (t["subject"], t["object"]) for t in body["triples"])
+    full = client.get("/v1/neighbours", params={"entity": "Ada"}).json()
+    assert full["more"] is False and len(full["triples"]) == 6
+    assert isinstance(full["triples"][0]["id"], str)
+    assert client.get("/v1/neighbours", params={"entity": "ada"}).status_code == 404
+    assert client.get("/v1/neighbours", params={"entity": "Ada", "limit": 500}).status_code == 422
+    assert state.factory.graph().stats() == before
+
+
+def test_the_page_is_served_with_its_files_without_a_token_and_loads_nothing_else(
+    settings: Settings,
+) -> None:
+    state = make_state(_settings(settings, api_token="t0ken"))
+    with TestClient(create_app(state)) as c:
+        page = c.get("/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+        assert sources and all(s.startswith(("/static/", "#", "data:")) for s in sources)
+        for src in sources:
+            if src.startswith("/static/"):
+                assert c.get(src).status_code == 200, src
+        assert "cytoscape" in c.get("/static/vendor/cytoscape.min.js").text[:2000].lower()
+        # the data behind it still needs the token
+        assert c.get("/v1/info").status_code == 401
+        info = c.get("/v1/info", headers={"Authorization": "Bearer t0ken"}).json()
+        assert info["modes"][0] == "kgrag" and info["browser_url"].endswith(":17474/browser/")
