@@ -67,6 +67,28 @@ class ServerState:
         for mode in modes:
             self.pipelines(None, None)[1].get(mode)
 
+    # -- Neo4j -----------------------------------------------------------------------------
+    def require_neo4j(self) -> None:
+        """:class:`GraphUnavailable` at once when Neo4j does not answer. The store's reads
+        retry a lost connection for about a minute (the driver's managed transactions): right
+        for a blip mid-question, wrong for a request that arrives while Neo4j is down, which
+        gets its 503 from this probe in milliseconds instead."""
+        driver = self.factory.driver()
+        if driver is None:  # a graph that is not Neo4j (tests, benchmarks in memory)
+            return
+        import neo4j
+
+        try:
+            driver.verify_connectivity()
+        except (neo4j.exceptions.DriverError, neo4j.exceptions.Neo4jError, OSError) as e:
+            n = self.settings.neo4j
+            where = (
+                "NEO4J_URI" if n.uri else "neo4j.bolt_port (is the server up? `kgqa neo4j start`)"
+            )
+            raise GraphUnavailable(
+                f"Neo4j is not reachable at {n.effective_uri}; check {where}"
+            ) from e
+
     # -- answering -------------------------------------------------------------------------
     def pipelines(self, hops: int | None, top_k: int | None) -> tuple[Factory, Pipelines]:
         """The factory and pipelines for these request parameters (the settings' when
@@ -102,6 +124,7 @@ class ServerState:
         queued or streamed."""
         from kgqa.service import cached
 
+        self.require_neo4j()
         factory, _ = self.pipelines(req.hops, req.top_k)
         cache = self.cache if req.cache and not req.save else None
         return cached(
@@ -115,6 +138,7 @@ class ServerState:
         from kgqa.progress import Observer
         from kgqa.service import ask
 
+        self.require_neo4j()  # it may have gone while the request waited
         factory, pipelines = self.pipelines(req.hops, req.top_k)
         observer = Observer(emit or (lambda _e, _d: None), job.check)
         result = ask(
@@ -140,6 +164,7 @@ class ServerState:
         from kgqa.answers import topic_names
         from kgqa.document import retrieval_document
 
+        self.require_neo4j()
         factory, _ = self.pipelines(hops, top_k)
         r = factory.settings.retrieval
         names = topic_names(question, entities)
@@ -182,6 +207,7 @@ class ServerState:
     def neighbours(self, entity: str, limit: int) -> dict[str, Any]:
         """The triples touching ``entity`` (at most ``limit``; read-only): a click on a node
         of the page's graph."""
+        self.require_neo4j()
         graph = self.factory.graph()
         graph.require_entities([entity])
         edges = graph.frontier_edges([entity], limit=limit + 1)
@@ -209,6 +235,7 @@ class ServerState:
 
     # -- reads -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
+        self.require_neo4j()
         graph = self.factory.graph().stats().to_dict()
         out: dict[str, Any] = {
             "graph": graph,
@@ -233,6 +260,7 @@ class ServerState:
         from kgqa.graph.inspect import run_cypher
         from kgqa.server.errors import NotFound
 
+        self.require_neo4j()
         try:
             run = self.factory.graph().get_run(run_id)
         except ValueError as e:
@@ -279,6 +307,7 @@ class ServerState:
         neo4j: dict[str, Any] = {"ok": True, "message": None}
         triples = None
         try:
+            self.require_neo4j()
             triples = self.factory.graph().stats().triple_ids
         except GraphUnavailable as e:
             neo4j = {"ok": False, "message": str(e)}
