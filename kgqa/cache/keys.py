@@ -171,7 +171,7 @@ def code_identity() -> str:
             for p in folder.rglob("*")
             if p.suffix in (".py", ".txt", ".cypher", ".toml")
             and p.is_file()
-            and "__pycache__" not in p.parts
+            and not {"__pycache__", "node_modules"} & set(p.parts)
         ]
         h.update(_digest_files(files, folder).encode())
     return h.hexdigest()

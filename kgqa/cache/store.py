@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,8 +46,14 @@ class AnswerCache:
         self.size_limit = max(1, size_mb) * 2**20
         self.log = log or (lambda _msg: None)
         self._cache: Any = None
+        # A server looks answers up on request threads and stores them from its worker.
+        self._lock = threading.Lock()
 
     def _open(self) -> Any:
+        with self._lock:
+            return self._opened()
+
+    def _opened(self) -> Any:
         if self._cache is None:
             import diskcache
 
@@ -91,6 +98,7 @@ class AnswerCache:
         return int(self._open().clear())
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        with self._lock:
+            if self._cache is not None:
+                self._cache.close()
+                self._cache = None
