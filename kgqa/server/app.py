@@ -221,8 +221,8 @@ def create_app(state: ServerState) -> FastAPI:
             200: {
                 "content": {EVENT_STREAM: {}},
                 "description": "The answer document; with Accept: text/event-stream, events "
-                "(entities, decomposition, candidates, reformulation, sub_answer, hop, "
-                "synthesis, check, answer, costs, done | error).",
+                "(queued, entities, decomposition, candidates, reformulation, sub_answer, hop, "
+                "synthesis, check, evidence, answer, costs, done | error; docs/server.md).",
             },
         },
     )
