@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kgqa.types import Candidates, Decomposition, ScoredTriple, StageCost
+from kgqa.types import Candidates, Decomposition, ScoredTriple, StageCost, Triple
 
 Emit = Callable[[str, dict[str, Any]], object]
 # Triples shown per event (a hop of a hub may move along thousands of edges).
@@ -58,9 +58,22 @@ def emit(event: str, data: dict[str, Any]) -> None:
         observer.emit(event, data)
 
 
+def triple_doc(t: Triple) -> dict[str, Any]:
+    """A triple in an event: its id (and as a string, ``key``: a JavaScript number cannot
+    hold a 63-bit id), its parts and its verbalization."""
+    return {
+        "id": t.id,
+        "key": str(t.id),
+        "subject": t.subject,
+        "relation": t.relation,
+        "object": t.object,
+        "text": t.verbalize(),
+    }
+
+
 def triple_docs(scored: Sequence[ScoredTriple] | None) -> list[dict[str, Any]]:
     return [
-        {"id": st.triple.id, "text": st.triple.verbalize(), "score": round(st.score, 6)}
+        triple_doc(st.triple) | {"score": round(st.score, 6)}
         for st in (scored or ())[:SHOWN_TRIPLES]
     ]
 
@@ -169,9 +182,7 @@ def hop_docs(hops: Sequence[Any]) -> list[dict[str, Any]]:
                 "skipped": bool(hop.restated or hop.missing is not None),
                 "entity_count": len(hop.entities),
                 "entities": list(hop.entities[:SHOWN_ENTITIES]),
-                "triples": [
-                    {"id": t.id, "text": t.verbalize()} for t in hop.triples[:SHOWN_TRIPLES]
-                ],
+                "triples": [triple_doc(t) for t in hop.triples[:SHOWN_TRIPLES]],
                 "triple_count": len(hop.triples),
             }
         )

@@ -208,7 +208,9 @@ def test_the_stream_reports_each_stage_as_it_ends_then_the_same_answer(
     ]
     hop = dict(got)["hop"]
     assert hop["step"] == "-[spouse]->" and hop["entities"] == ["Ben"]
-    assert hop["triples"][0]["text"] == "(Ada, spouse, Ben)"
+    (triple,) = hop["triples"]
+    assert triple["text"] == "(Ada, spouse, Ben)" and triple["key"] == str(triple["id"])
+    assert (triple["subject"], triple["relation"], triple["object"]) == ("Ada", "spouse", "Ben")
 
 
 def test_an_error_in_the_stream_is_an_error_event(client: TestClient) -> None:

@@ -175,9 +175,20 @@ function addTriples(triples, cls) {
   return added;
 }
 
+// While the question runs: the triples each hop moved along or each sub-answer read, as
+// they come (replaced by the support graph when the answer is there).
+function drawLive(triples) {
+  const g = ensureGraph();
+  if (!g) return;
+  addTriples(triples.map((t) => ({ id: t.key, subject: t.subject, relation: t.relation, object: t.object })), "live");
+  g.layout({ name: "cose", animate: false }).run();
+  g.fit(undefined, 20);
+}
+
 function drawEvidence(evidence) {
   const g = ensureGraph();
   if (!g || !evidence) return;
+  g.elements().remove();
   addTriples(evidence.triples);
   evidence.topic.forEach((name) => g.getElementById(name).addClass("topic"));
   evidence.answers.forEach((a) => {
@@ -250,6 +261,7 @@ async function ask(event) {
       if (name === "answer") { renderAnswer(d, evidence); drawEvidence(evidence); stage("answer", d.answer); return; }
       if (name === "error") { showError(d); $("answer-line").textContent = "(no answer)"; return; }
       if (name === "done") { stage("done"); return; }
+      if ((name === "hop" || name === "sub_answer") && d.triples) drawLive(d.triples);
       stage(name.replace("_", " "), describe(name, d));
     });
   } catch (e) {
