@@ -265,7 +265,11 @@ class AskedKinds:
         if not scores:
             return []
         best = max(scores.values())
-        chosen = {n for n, s in scores.items() if s >= max(best - self.margin, self.floor)}
+        chosen = (
+            {n for n, s in scores.items() if s >= best - self.margin}
+            if best >= self.floor
+            else set()
+        )
         if asked.word is not None:
             chosen |= {n for n in scores if asked.word in self.asks.get(n, ())}
         return sorted(chosen, key=lambda n: -scores[n])
