@@ -84,7 +84,7 @@ _DETERMINERS = frozenset(
     ["the", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her"]
 )
 # A noun phrase ends at its verb ("which person [wrote] the movie", "what language [spoken]"):
-# past forms, and the common verbs questions put right after their noun.
+# past forms, "co-" verbs ("co-write"), and common verbs questions put right after their noun.
 _VERBS = frozenset(
     [
         "wrote",
@@ -94,11 +94,6 @@ _VERBS = frozenset(
         "describe",
         "describes",
         "spoken",
-        "starred",
-        "acted",
-        "released",
-        "co-wrote",
-        "co-starred",
         "appear",
         "appears",
         "play",
@@ -212,6 +207,7 @@ def _ends_phrase(word: str) -> bool:
         or word in _VERBS
         or word == _TOPIC
         or (len(word) > 4 and word.endswith("ed"))
+        or (word.startswith("co-") and not word.endswith("s"))
     )
 
 

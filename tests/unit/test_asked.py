@@ -37,6 +37,7 @@ pytestmark = pytest.mark.unit
         ("which painters share the teacher with [Ada]", ("painters",)),
         ("the books written by [Ada] were in which languages", ("languages",)),
         ("what language is the book [X] in", ("language",)),
+        ("which authors co-write books with [Ada]", ("authors",)),
     ],
 )
 def test_a_noun_phrase_names_what_is_asked(question: str, words: tuple[str, ...]) -> None:
