@@ -175,6 +175,10 @@ class StepVocabulary:
                     names.append(name)
         return found
 
+    def kinds_of(self, noun: str) -> set[str]:
+        """The names of the kinds of node reached by the steps reaching nodes called ``noun``."""
+        return self._kind_names(noun)
+
     def _kind_names(self, noun: str) -> set[str]:
         """The kinds of node that the steps reaching nodes called ``noun`` reach."""
         return {

@@ -176,3 +176,20 @@ def test_the_pipeline_reads_the_asked_noun_and_says_so() -> None:
 def test_off_by_default() -> None:
     p = derived()
     assert GraphPipeline(ScriptedLLM(), walker(p), profile=p).asked is None
+
+
+def test_a_held_path_the_question_reads_as_one_step_takes_that_step() -> None:
+    p = named_profile()
+    vocab = StepVocabulary(p)
+    asked = AskedKinds(_embed, vocab.noun_examples(), floor=0.5)
+    # held to countries, the model goes through the spouse; the phrasings read "nationality"
+    llm = ScriptedLLM().enqueue(["1. spouses of [Ada]\n2. countries of those spouses\n<END>"] * 2)
+    pipe = GraphPipeline(llm, walker(p), profile=p, asked=asked)
+    answer = pipe.answer("which country is the nationality of [Ada]", ["Ada"])
+    assert answer.parameters["path"] == [["nationality", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
+    # unless the phrasings do not beat the model's first step by the margin
+    trusting = GraphPipeline(llm, walker(p), profile=p, asked=asked, one_step_margin=9.0)
+    answer = trusting.answer("which country is the nationality of [Ada]", ["Ada"])
+    assert answer.parameters["path"] == [["spouse", "out"], ["nationality", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Ostmark"]
