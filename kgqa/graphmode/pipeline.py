@@ -302,14 +302,27 @@ class GraphPipeline:
         question best where they beat the LLM's by more than ``one_step_margin`` (among
         ``allowed`` steps, when given)."""
         scores = self.walker.first_scores(entities, question)
+        own = scores.get(chosen, float("-inf"))
         if allowed:
             scores = {s: v for s, v in scores.items() if s in allowed}
         if not scores:
             return chosen
         best = max(scores, key=lambda s: scores[s])
-        if scores[best] > scores.get(chosen, float("-inf")) + self.one_step_margin:
+        if scores[best] > own + self.one_step_margin:
             return best
         return chosen
+
+    def reaching(self, steps: Sequence[PathStep], nouns: Sequence[str]) -> list[PathStep]:
+        """Those of ``steps`` that reach nodes called one of ``nouns`` or of their kinds."""
+        if self.vocabulary is None or self.profile is None:
+            return []
+        kinds = set().union(*(self.vocabulary.kinds_of(n) for n in nouns))
+        return [
+            s
+            for s in steps
+            if self.vocabulary.answer_noun(s) in nouns
+            or ((k := self.profile.kind_of(s)) is not None and k.name in kinds)
+        ]
 
     def direct_step(
         self,
@@ -324,18 +337,7 @@ class GraphPipeline:
         than ``one_step_margin``: held to "countries", a small model wrote "people married
         [X]" then "countries of those people" for "what is the nationality of [X]" (phrasings
         0.95 against 0.55). ``None`` otherwise (the written path stands)."""
-        assert self.vocabulary is not None
-        kinds = self.vocabulary.kinds_of(noun)
-        direct = (
-            [
-                s
-                for s in first
-                if self.vocabulary.answer_noun(s) == noun
-                or ((k := self.profile.kind_of(s)) is not None and k.name in kinds)
-            ]
-            if self.profile is not None
-            else []
-        )
+        direct = self.reaching(first, [noun])
         if not direct or chosen in direct:
             return None
         scores = self.walker.first_scores(entities, question)
@@ -446,11 +448,7 @@ class GraphPipeline:
         if self.one_step == "llm" and parsed and parsed[0] is not None:
             # The LLM's own first step, chosen under the grammar among the topic's (and among
             # those reaching what the question asks for, when its wording says).
-            allowed = (
-                [s for s in first if self.vocabulary.answer_noun(s) in ends]
-                if ends and self.vocabulary is not None
-                else None
-            )
+            allowed = self.reaching(first, ends) if ends else None
             step = self.checked_step(question, entities, parsed[0], allowed)
             return Plan((question,), [step], reasoning)
         # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1): its own
