@@ -59,6 +59,16 @@ def main() -> int:
     )
     ap.add_argument("--asked-floor", type=float, default=0.40)
     ap.add_argument("--asked-margin", type=float, default=0.06)
+    ap.add_argument(
+        "--later-margin",
+        type=float,
+        help="check each later step against the question with this margin (off if not given)",
+    )
+    ap.add_argument(
+        "--cut-loops",
+        action="store_true",
+        help="cut an out-and-back loop after the asked kind is reached (GraphPipeline.cut_loop)",
+    )
     args = ap.parse_args()
     profile, store, questions = load_dev_kb(
         args.data, args.profile, args.profile_file, args.set, args.sample, args.seed
@@ -80,6 +90,10 @@ def main() -> int:
             PipelineParams.from_settings(settings),
             profile=profile,
             answer_type=args.answer_type,
+            embed=embed,
+            cut_steps=False,
+            later_margin=args.later_margin,
+            cut_loops=args.cut_loops,
             asked=AskedKinds(
                 embed,
                 vocab.noun_examples(),
@@ -140,6 +154,12 @@ def main() -> int:
                 if pipe.asked is not None
                 else ""
             )
+            + (
+                f", later steps checked (margin {args.later_margin})"
+                if pipe.later_margin is not None
+                else ""
+            )
+            + (", out-and-back loops cut" if pipe.cut_loops else "")
         )
         print(f"  full path hit@1        {full_hits / n:.3f}")
         print(f"  best prefix (ceiling)  {best_hits / n:.3f}")

@@ -309,7 +309,10 @@ class Factory:
             grammar=g.grammar,
             one_step=g.one_step,
             one_step_margin=g.one_step_margin,
-            embed=embedder.embed if g.cut_steps else None,
+            embed=embedder.embed,
+            cut_steps=g.cut_steps,
+            later_margin=g.later_margin if g.later_check else None,
+            cut_loops=g.cut_loops,
             answer_type=g.answer_type,
             asked=AskedKinds(
                 embedder.embed,

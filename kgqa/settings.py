@@ -138,6 +138,17 @@ class GraphModeSettings:
     asked_kind: bool = True
     asked_floor: float = 0.40
     asked_margin: float = 0.06
+    # Check each later step of a written path against the question: another step from the
+    # same frontier to the same kind (the last one: to a kind the question asks for) is taken
+    # where the path's composed phrase ("the authors of the movies written by [X]") then
+    # reads more like the question by more than later_margin (embedding dot products;
+    # kgqa.graphmode.pipeline.GraphPipeline.checked_later; docs/results.md).
+    later_check: bool = True
+    later_margin: float = 0.02
+    # Cut a path that, after reaching what the question asks for, goes out and straight back
+    # along one relation ("people of [club X]", their countries, the people of those
+    # countries) where the shorter path reads more like the question (GraphPipeline.cut_loop).
+    cut_loops: bool = True
 
 
 @dataclass(frozen=True)

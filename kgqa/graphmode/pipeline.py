@@ -191,6 +191,9 @@ class GraphPipeline:
         one_step: str = "auto",
         one_step_margin: float = 0.3,
         embed: Callable[[list[str]], np.ndarray] | None = None,
+        cut_steps: bool = True,
+        later_margin: float | None = None,
+        cut_loops: bool = False,
         answer_type: bool = False,
         asked: AskedKinds | None = None,
     ):
@@ -222,8 +225,17 @@ class GraphPipeline:
         # question (see cut_to_question): a small model writes a second step after "which
         # soccer club is based in [Mexico]" (WC2014 1-hop dev, 50 questions, seed 0: 0.96 ->
         # 1.00 with the cut) but the cut also drops needed steps (2-hop: 0.84 -> 0.68), so the
-        # factory passes none unless graph.cut_steps is set.
+        # factory passes cut_steps=False unless graph.cut_steps is set.
         self.embed = embed
+        self.cut_steps = cut_steps and embed is not None
+        # With an embedder and a margin, each later step of a written path may be swapped for
+        # another step from the same frontier to the same kind of node (the last one: to a
+        # kind the question asks for) where the path's composed phrase then reads more like
+        # the question by more than the margin (see checked_later).
+        self.later_margin = later_margin if embed is not None else None
+        # ... and a path that goes out and straight back after reaching what the question asks
+        # for may be cut before that loop (see cut_loop).
+        self.cut_loops = cut_loops and embed is not None
         # With a vocabulary the decomposition is held by a grammar to steps that each name one
         # (relation, direction) the frontier can have; without one, steps are free text and
         # the walk scores what they mean.
@@ -388,6 +400,107 @@ class GraphPipeline:
         best = int(np.argmax(sims)) + 1
         return steps[:best], keys[:best]
 
+    def _composed(self, topic: str, path: Sequence[PathStep]) -> str:
+        """The phrase a path composes from ``[topic]``: "the countries of the clubs of [X]"."""
+        assert self.profile is not None
+        phrase = f"[{topic}]"
+        for step in path:
+            phrase = question_phrase(step, self.profile.words(step.relation), phrase)
+        return phrase
+
+    def checked_later(
+        self,
+        question: str,
+        topic: str,
+        steps: list[str],
+        keys: list[PathStep | None],
+        ends: Sequence[str],
+    ) -> tuple[list[str], list[PathStep | None], list[str]]:
+        """The written path with each step after the first replaced by another step from the
+        same frontier where the whole path's composed phrase ("the authors of the movies
+        written by [X]") is then more similar to the question (embedding dot product) than
+        the written one's by more than ``later_margin``. A middle step's replacement reaches
+        the same kind of node and lets the next step follow; the last one's reaches a kind
+        the question asks for (``ends``), or the written step's kind when none is read. A
+        small model wrote "directors of those movies" for "who co-wrote films with [X]".
+        Returns the steps, their keys and one reasoning line per swap."""
+        assert self.embed is not None and self.profile is not None
+        assert self.vocabulary is not None and self.later_margin is not None
+        if not keys or any(k is None for k in keys):
+            return steps, keys, []
+        path = [k for k in keys if k is not None]
+
+        def kind(step: PathStep) -> str | None:
+            k = self.profile.kind_of(step) if self.profile is not None else None
+            return k.name if k is not None else None
+
+        swaps: list[str] = []
+        qv = None
+        for i in range(1, len(path)):
+            chosen = path[i]
+            options = self.vocabulary.options_after(path[i - 1])
+            if i == len(path) - 1 and ends:
+                alternatives = self.reaching(options, ends)
+            else:
+                alternatives = [
+                    s
+                    for s in options
+                    if kind(s) == kind(chosen)
+                    and (i == len(path) - 1 or path[i + 1] in self.vocabulary.options_after(s))
+                ]
+            if chosen not in alternatives or len(alternatives) < 2:
+                continue
+            if qv is None:
+                qv = self.embed([question])[0]
+            phrases = [self._composed(topic, [*path[:i], s, *path[i + 1 :]]) for s in alternatives]
+            sims = self.embed(phrases) @ qv
+            own = float(sims[alternatives.index(chosen)])
+            best = int(np.argmax(sims))
+            if float(sims[best]) > own + self.later_margin:
+                path[i] = alternatives[best]
+                swaps.append(
+                    f"step {i + 1}: {chosen.describe()} -> {path[i].describe()} "
+                    f"(the path reads like the question {float(sims[best]):.2f} against {own:.2f})"
+                )
+        if not swaps:
+            return steps, keys, []
+        written = self.vocabulary.write(path, topic)
+        return written, list(path), swaps
+
+    def cut_loop(
+        self,
+        question: str,
+        topic: str,
+        steps: list[str],
+        keys: list[PathStep | None],
+        ends: Sequence[str],
+    ) -> tuple[list[str], list[PathStep | None], str | None]:
+        """A written path that has reached a kind the question asks for (``ends``) and then
+        goes out and straight back along one relation ("people plays in [X]", "countries of
+        those people", "people of those countries": the people of the same countries) is cut
+        before that loop where the shorter path's composed phrase is more similar to the
+        question than the whole path's. Returns the steps, their keys and a reasoning line
+        when cut."""
+        assert self.embed is not None and self.profile is not None
+        if len(keys) < 3 or not ends or any(k is None for k in keys):
+            return steps, keys, None
+        path = [k for k in keys if k is not None]
+        out, back = self.profile.canonical(path[-2]), self.profile.canonical(path[-1])
+        if out.relation != back.relation or out.outgoing == back.outgoing:
+            return steps, keys, None
+        prefix = path[:-2]
+        if not self.reaching(prefix[-1:], ends):
+            return steps, keys, None
+        vectors = self.embed([question, self._composed(topic, prefix), self._composed(topic, path)])
+        short, whole = float(vectors[1] @ vectors[0]), float(vectors[2] @ vectors[0])
+        if short <= whole:
+            return steps, keys, None
+        note = (
+            f"steps {len(path) - 1}-{len(path)} go out and back along one relation: cut "
+            f"(the shorter path reads like the question {short:.2f} against {whole:.2f})"
+        )
+        return steps[: len(prefix)], list(prefix), note
+
     def asked_for(self, question: str, first: Sequence[PathStep]) -> tuple[list[str], bool]:
         """The nouns ``question`` asks for among those its topic's paths reach, and whether
         the path is held to end where it first reaches one (:mod:`kgqa.graphmode.asked`);
@@ -437,12 +550,20 @@ class GraphPipeline:
             steps = [q for q in steps if asks_something(q, stop)]
         if len(steps) > 1 and parsed and self.answer_type:
             steps, parsed = self.cut_to_answer(decomposition.reasoning, steps, parsed)
-        if len(steps) > 1 and parsed and self.embed is not None:
+        if len(steps) > 1 and parsed and self.cut_steps:
             steps, parsed = self.cut_to_question(question, entities[0], steps, parsed)
         if len(steps) > 1 and parsed and parsed[0] is not None and held and ends:
             direct = self.direct_step(question, entities, parsed[0], first, ends[0])
             if direct is not None:
                 return Plan((question,), [direct], reasoning)
+        if len(steps) > 2 and parsed and self.cut_loops and self.embed is not None:
+            steps, parsed, note = self.cut_loop(question, entities[0], steps, parsed, ends)
+            if note:
+                reasoning = f"{reasoning}\n{note}"
+        if len(steps) > 1 and parsed and self.later_margin is not None:
+            steps, parsed, swaps = self.checked_later(question, entities[0], steps, parsed, ends)
+            if swaps:
+                reasoning = f"{reasoning}\n" + "\n".join(swaps)
         if len(steps) > 1:
             return Plan(tuple(steps), parsed, reasoning)
         if self.one_step == "llm" and parsed and parsed[0] is not None:
@@ -522,7 +643,9 @@ class GraphPipeline:
                 "one_step": self.one_step,
                 "one_step_margin": self.one_step_margin,
                 "step_hints": self.hints,
-                "cut_steps": self.embed is not None,
+                "cut_steps": self.cut_steps,
+                "later_margin": self.later_margin,
+                "cut_loops": self.cut_loops,
                 "answer_type": self.answer_type,
                 "asked_kind": self.asked is not None,
                 "profile": self.profile.source if self.profile is not None else None,

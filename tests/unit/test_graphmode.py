@@ -289,3 +289,49 @@ def test_steps_after_the_declared_answer_kind_are_dropped() -> None:
         ["a", "b"],
         [PathStep("spouse", True), None],
     )
+
+
+def test_a_later_step_is_swapped_where_the_path_then_reads_like_the_question() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the question and "the children of ..." read alike, nothing else
+        return np.array([[1.0, 0.0] if "child" in t else [0.0, 1.0] for t in texts])
+
+    written = "1. spouses of [Ada]\n2. spouses of those spouses\n<END>"
+    question = "who are the children of [Ada]'s spouse"
+    llm = ScriptedLLM().enqueue([written] * 2)
+    checked = GraphPipeline(llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=0.02)
+    answer = checked.answer(question, ["Ada"])
+    assert answer.parameters["path"] == [["spouse", "out"], ["has_child", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Cy"]
+    assert "step 2: -[spouse]-> -> -[has child]->" in answer.reasoning
+    # with a margin the swap does not clear, the path is followed as written (its second
+    # step leads back to [Ada] and is skipped)
+    plain = GraphPipeline(
+        llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=1.5
+    )
+    assert plain.answer(question, ["Ada"]).parameters["path"] == [["spouse", "out"]]
+
+
+def test_an_out_and_back_loop_after_the_asked_kind_is_cut_where_it_reads_less_alike() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the longer path's phrase drifts away from the question
+        return np.array([[0.5, 0.5] if "countries" in t else [1.0, 0.0] for t in texts])
+
+    pipe = GraphPipeline(ScriptedLLM(), walker(p), profile=p, embed=embed, cut_loops=True)
+    path = [PathStep("spouse", True), PathStep("nationality", True), PathStep("nationality", False)]
+    steps = pipe.vocabulary.write(path, "Ada")
+    question = "who is [Ada] married to"
+    cut, keys, note = pipe.cut_loop(question, "Ada", steps, list(path), ["spouses"])
+    assert keys == [PathStep("spouse", True)] and cut == steps[:1]
+    assert note is not None and "out and back" in note
+    # not before the asked kind is reached, and not a path that does not come back
+    assert pipe.cut_loop(question, "Ada", steps, list(path), ["countries"])[2] is None
+    onward = [PathStep("spouse", True), PathStep("nationality", True), PathStep("capital", True)]
+    kept = pipe.cut_loop(question, "Ada", pipe.vocabulary.write(onward, "Ada"), onward, ["spouses"])
+    assert kept[1] == onward and kept[2] is None

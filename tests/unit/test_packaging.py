@@ -31,6 +31,13 @@ def test_every_python_folder_under_kgqa_is_a_listed_package() -> None:
 
 
 def test_the_packaged_profiles_ship() -> None:
-    data = _setuptools()["package-data"]["kgqa.data"]
-    assert any(Path("profiles/metaqa.toml").match(pattern) for pattern in data)
+    data = _setuptools()["package-data"]["kgqa.data.profiles"]
+    assert any(Path("metaqa.toml").match(pattern) for pattern in data)
     assert (ROOT / "kgqa" / "data" / "profiles" / "metaqa.toml").is_file()
+
+
+def test_the_page_of_kgqa_serve_ships() -> None:
+    data = _setuptools()["package-data"]
+    assert any(Path("index.html").match(p) for p in data["kgqa.server.static"])
+    assert any(Path("cytoscape.min.js").match(p) for p in data["kgqa.server.static.vendor"])
+    assert (ROOT / "kgqa" / "server" / "static" / "index.html").is_file()
