@@ -302,16 +302,16 @@ def test_a_later_step_is_swapped_where_the_path_then_reads_like_the_question() -
     written = "1. spouses of [Ada]\n2. spouses of those spouses\n<END>"
     question = "who are the children of [Ada]'s spouse"
     llm = ScriptedLLM().enqueue([written] * 2)
-    checked = GraphPipeline(llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=0.02)
+    checked = GraphPipeline(
+        llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=0.02
+    )
     answer = checked.answer(question, ["Ada"])
     assert answer.parameters["path"] == [["spouse", "out"], ["has_child", "out"]]
     assert [e.name for e in answer.answer_entities] == ["Cy"]
     assert "step 2: -[spouse]-> -> -[has child]->" in answer.reasoning
     # with a margin the swap does not clear, the path is followed as written (its second
     # step leads back to [Ada] and is skipped)
-    plain = GraphPipeline(
-        llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=1.5
-    )
+    plain = GraphPipeline(llm, walker(p), profile=p, embed=embed, cut_steps=False, later_margin=1.5)
     assert plain.answer(question, ["Ada"]).parameters["path"] == [["spouse", "out"]]
 
 
