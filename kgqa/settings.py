@@ -138,9 +138,9 @@ class GraphModeSettings:
     asked_kind: bool = True
     asked_floor: float = 0.40
     asked_margin: float = 0.06
-    # Check each later step of a written path against the question: another step from the
-    # same frontier to the same kind (the last one: to a kind the question asks for) is taken
-    # where the path's composed phrase ("the authors of the movies written by [X]") then
+    # Check the last step of a written path against the question: another step from the
+    # same frontier to a kind the question asks for (or the same kind) is taken where the
+    # path's composed phrase ("the authors of the movies written by [X]") then
     # reads more like the question by more than later_margin (embedding dot products;
     # kgqa.graphmode.pipeline.GraphPipeline.checked_later; docs/results.md).
     later_check: bool = True
