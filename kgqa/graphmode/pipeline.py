@@ -390,11 +390,7 @@ class GraphPipeline:
         named = [k for k in keys if k is not None]
         if len(named) < 2 or len(named) != len(keys):
             return steps, keys
-        phrases = []
-        phrase = f"[{topic}]"
-        for step in named:
-            phrase = question_phrase(step, self.profile.words(step.relation), phrase)
-            phrases.append(phrase)
+        phrases = [self._composed(topic, named[: n + 1]) for n in range(len(named))]
         vectors = self.embed([question, *phrases])
         sims = vectors[1:] @ vectors[0]
         best = int(np.argmax(sims)) + 1
