@@ -265,3 +265,19 @@ def test_far_ends_are_sampled_by_triple_id_not_by_name() -> None:
     assert edges == {("directed_by", True): 2, ("release_year", False): 1}
     sampled, edges = mem.far_end_edges("directed_by", False, 1)
     assert (sampled, edges) == (1, {("directed_by", True): 1})
+
+
+def test_a_group_s_next_candidate_stands_in_for_one_without_answers(monkeypatch) -> None:
+    # MetaQA's first "shared neighbour" chain reached too many answers from every sampled
+    # topic, and its 3-step example was lost (3-hop dev 0.96 -> 0.82): the next one stands in.
+    from kgqa.profile import derive
+
+    p = derived()
+    none = (PathStep("capital", True), PathStep("capital", True))  # a city has no capital
+    good = (PathStep("nationality", True), PathStep("nationality", False))
+    also = (PathStep("spouse", True), PathStep("nationality", True))
+    monkeypatch.setattr(
+        derive, "_candidate_paths", lambda profile, shares: [([none, good, also], 1)]
+    )
+    examples = list(derive.sample_examples(store(), p))
+    assert [e.path for e in examples] == [good]
