@@ -245,7 +245,8 @@ class MemoryStore:
         """For a sample of the nodes that ``(relation, outgoing)`` leads to: how many were
         sampled, and for each (relation, direction) how many of them have such an edge."""
         triples = self.sample_triples(relation, len(self._by_relation.get(relation, ())))
-        far = sorted({t.object if outgoing else t.subject for t in triples})[:limit]
+        # The nodes of the lowest triple ids first (as the Neo4j store samples them).
+        far = list(dict.fromkeys(t.object if outgoing else t.subject for t in triples))[:limit]
         counts: dict[tuple[str, bool], int] = defaultdict(int)
         for node in far:
             keys = {(t.relation, True) for t in self._out.get(node, ())}

@@ -53,6 +53,8 @@ MAX_EXAMPLE_ANSWERS = 40
 ENTITY_LIKE = 0.1
 # An example chain's next step is one at least this share of the nodes reached have.
 TYPICAL_SHARE = 0.5
+# Candidate paths tried per example group before the group is left without one.
+GROUP_TRIES = 8
 
 _LEADING = frozenset(
     [
@@ -468,9 +470,10 @@ def _entity_like(profile: KBProfile, step: PathStep) -> bool:
 
 def _candidate_paths(
     profile: KBProfile, shares: dict[tuple[PathStep, PathStep], float]
-) -> list[tuple[PathStep, ...]]:
-    """Paths worth showing: a 3-step chain through a shared neighbour and a straight one,
-    2-step chains, then single steps. Every node a chain passes through is entity-like
+) -> list[tuple[list[tuple[PathStep, ...]], int]]:
+    """Paths worth showing, in groups of (candidates, how many to show): a 3-step chain
+    through a shared neighbour and a straight one, 2-step chains, then single steps; within a
+    group the next candidate stands in for one that reaches no small answer set. Every node a chain passes through is entity-like
     (:func:`_entity_like`); a chain's next step is one most of the nodes reached have (a
     typical path, "the genres of the films an actor starred in", rather than "the films
     directed by an actor"); first steps from entity-like nodes and common relations first."""
@@ -528,9 +531,13 @@ def _candidate_paths(
     # The other way of each, for a relation whose first pick has no small answer set
     # ("which movies have the genre Comedy"): the examples take one step per relation.
     singles += [(PathStep(p.relation, not p.outgoing),) for (p,) in list(singles)]
-    return (
-        _spread(shared, 1) + _spread(straight, 1) + _spread(chain, 2) + _spread(back, 1) + singles
-    )
+    return [
+        (_spread(shared, GROUP_TRIES), 1),
+        (_spread(straight, GROUP_TRIES), 1),
+        (_spread(chain, GROUP_TRIES), 2),
+        (_spread(back, GROUP_TRIES), 1),
+        (singles, len(singles)),
+    ]
 
 
 def _spread(paths: list[tuple[PathStep, ...]], n: int) -> list[tuple[PathStep, ...]]:
@@ -564,37 +571,50 @@ def sample_examples(
     found: list[StepExample] = []
     singles = 0
     used_singles: set[str] = set()
-    for path in _candidate_paths(profile, shares or {}):
-        if len(path) == 1 and (singles >= max_single or path[0].relation in used_singles):
-            continue
-        if len(path) > 1 and len(found) - singles >= max_longer:
-            continue
-        for topic in _starts(store, path[0]):
-            reached = store.walk([topic], path)
-            if reached and 0 < len(reached[-1]) <= MAX_EXAMPLE_ANSWERS:
-                subs, reasoning = example_sub_questions(profile, path, topic)
-                first = sorted(
-                    {
-                        profile.canonical(PathStep(e.triple.relation, e.outgoing))
-                        for e in store.frontier_edges([topic])
-                    },
-                    key=_order,
-                )
-                found.append(
-                    StepExample(
-                        example_question(profile, path, topic),
-                        tuple(path),
-                        tuple(render_steps(profile, path, topic)),
-                        tuple(subs),
-                        reasoning,
-                        tuple(first),
-                    )
-                )
-                if len(path) == 1:
-                    singles += 1
-                    used_singles.add(path[0].relation)
+    for group, quota in _candidate_paths(profile, shares or {}):
+        shown = 0
+        for path in group:
+            if shown >= quota:
                 break
+            if len(path) == 1 and (singles >= max_single or path[0].relation in used_singles):
+                continue
+            if len(path) > 1 and len(found) - singles >= max_longer:
+                break
+            example = _example(store, profile, path)
+            if example is None:
+                continue
+            found.append(example)
+            shown += 1
+            if len(path) == 1:
+                singles += 1
+                used_singles.add(path[0].relation)
     return _alternated(found)
+
+
+def _example(
+    store: ProfileSource, profile: KBProfile, path: tuple[PathStep, ...]
+) -> StepExample | None:
+    """``path`` from the first of its sampled topics that reaches a small answer set."""
+    for topic in _starts(store, path[0]):
+        reached = store.walk([topic], path)
+        if reached and 0 < len(reached[-1]) <= MAX_EXAMPLE_ANSWERS:
+            subs, reasoning = example_sub_questions(profile, path, topic)
+            first = sorted(
+                {
+                    profile.canonical(PathStep(e.triple.relation, e.outgoing))
+                    for e in store.frontier_edges([topic])
+                },
+                key=_order,
+            )
+            return StepExample(
+                example_question(profile, path, topic),
+                tuple(path),
+                tuple(render_steps(profile, path, topic)),
+                tuple(subs),
+                reasoning,
+                tuple(first),
+            )
+    return None
 
 
 def _alternated(examples: list[StepExample]) -> list[StepExample]:

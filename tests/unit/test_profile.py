@@ -243,3 +243,41 @@ def test_a_kind_is_named_by_what_its_nodes_are_as_subjects(tmp_path) -> None:
     assert country is not None and country.name == "countries"
     assert p.relations["nationality"].words.object == "nationalities"  # the role stays its own
     assert {"country", "countries"} <= p.stop_words
+
+
+def test_far_ends_are_sampled_by_triple_id_not_by_name() -> None:
+    # In name order a movie KB sampled its year-like titles ("1984") first, and learned
+    # that movies have a release year coming in. The sample follows the triple ids (content
+    # hashes), as the Neo4j store's does.
+    from kgqa.graph.memory_store import MemoryStore
+    from kgqa.types import Triple
+
+    triples = [
+        Triple(3, "Alien", "directed_by", "Scott"),
+        Triple(1, "Zelig", "directed_by", "Allen"),
+        Triple(2, "1984", "directed_by", "Radford"),
+        Triple(4, "Film of 1984", "release_year", "1984"),
+    ]
+    mem = MemoryStore(triples)
+    sampled, edges = mem.far_end_edges("directed_by", False, 2)
+    assert sampled == 2
+    # Zelig (id 1) and 1984 (id 2) are sampled, not 1984 and Alien by name.
+    assert edges == {("directed_by", True): 2, ("release_year", False): 1}
+    sampled, edges = mem.far_end_edges("directed_by", False, 1)
+    assert (sampled, edges) == (1, {("directed_by", True): 1})
+
+
+def test_a_group_s_next_candidate_stands_in_for_one_without_answers(monkeypatch) -> None:
+    # MetaQA's first "shared neighbour" chain reached too many answers from every sampled
+    # topic, and its 3-step example was lost (3-hop dev 0.96 -> 0.82): the next one stands in.
+    from kgqa.profile import derive
+
+    p = derived()
+    none = (PathStep("capital", True), PathStep("capital", True))  # a city has no capital
+    good = (PathStep("nationality", True), PathStep("nationality", False))
+    also = (PathStep("spouse", True), PathStep("nationality", True))
+    monkeypatch.setattr(
+        derive, "_candidate_paths", lambda profile, shares: [([none, good, also], 1)]
+    )
+    examples = list(derive.sample_examples(store(), p))
+    assert [e.path for e in examples] == [good]
