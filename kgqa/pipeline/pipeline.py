@@ -102,11 +102,25 @@ class PipelineParams:
 
 def decomposition_turns(profile: KBProfile) -> list[tuple[str, str]]:
     """The profile's examples as turns of the paper's decomposition prompt: the question, then
-    the reasoning and the numbered sub-questions."""
+    the reasoning and the numbered sub-questions.
+
+    No more unsplit (one-fact) examples than split ones, in the profile's order: a prompt that
+    is mostly "needs no splitting" teaches a small model not to split. On the sample KB (derived
+    profile: 9 one-fact, 4 longer examples; Qwen2.5-Coder-1.5B; its sample questions) all 13
+    gave 2-hop 6/8 and 3-hop 3/8 answer hits, mostly from 2-hop questions asked as one sub-question;
+    one unsplit per two split gave 2-hop 8/8 but split 1-hop questions in two (5/8); one for one
+    gave 4/6, 5/6, 6/6 (docs/results.md, session 11). A KB whose examples are all one fact
+    keeps them all.
+    """
+    with_subs = [e for e in profile.examples if e.sub_questions]
+    split = sum(1 for e in with_subs if len(e.sub_questions) > 1)
+    unsplit_left = split if split else len(with_subs)
     turns = []
-    for e in profile.examples:
-        if not e.sub_questions:
-            continue
+    for e in with_subs:
+        if len(e.sub_questions) == 1:
+            if unsplit_left == 0:
+                continue
+            unsplit_left -= 1
         subs = "\n".join(f"{i}. {q}" for i, q in enumerate(e.sub_questions, 1))
         turns.append(
             (f"Question: {e.question}", f"Reasoning: {e.reasoning}\nSub-questions:\n{subs}\n<END>")

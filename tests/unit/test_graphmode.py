@@ -189,6 +189,28 @@ def test_the_papers_decomposition_prompt_gets_the_kbs_own_examples() -> None:
     assert [m["role"] for m in bare] == ["system", "user"]
 
 
+def test_the_decomposition_prompt_has_no_more_unsplit_examples_than_split_ones() -> None:
+    # Mostly "needs no splitting" examples taught the small model not to split a 2-hop
+    # question; the profile's order is kept, the surplus one-fact examples are left out.
+    from dataclasses import replace
+
+    from kgqa.pipeline.pipeline import decomposition_turns
+    from kgqa.profile.model import StepExample
+
+    def ex(q: str, n: int) -> StepExample:
+        subs = tuple(f"{q} part {i}?" for i in range(n))
+        return StepExample(q, (), (), subs, "r")
+
+    p = named_profile()
+    examples = [ex("a", 1), ex("b", 1), ex("c", 2), ex("d", 1), ex("e", 1), ex("f", 3)]
+    examples.append(replace(ex("g", 1), sub_questions=()))  # a graph-mode-only example
+    turns = decomposition_turns(p.with_(examples=tuple(examples)))
+    assert [q for q, _ in turns] == ["Question: a", "Question: b", "Question: c", "Question: f"]
+    # a KB whose examples are all one fact keeps them all
+    only = decomposition_turns(p.with_(examples=(ex("a", 1), ex("b", 1))))
+    assert len(only) == 2
+
+
 def test_one_step_auto_reads_hand_written_phrasings_else_the_llm(tmp_path) -> None:
     from kgqa.profile.files import apply_profile_file
 
