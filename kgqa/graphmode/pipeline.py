@@ -412,10 +412,11 @@ class GraphPipeline:
         keys: list[PathStep | None],
         ends: Sequence[str],
     ) -> tuple[list[str], list[PathStep | None], list[str]]:
-        """The written path with its last step replaced by another step from the same
-        frontier where the whole path's composed phrase ("the authors of the movies written
+        """The written path with its last step replaced by another step the same frontier
+        really has where the whole path's composed phrase ("the authors of the movies written
         by [X]") is then more similar to the question (embedding dot product) than the
-        written one's by more than ``later_margin``. The replacement reaches a kind the
+        written one's by more than ``later_margin`` (by any amount when the frontier lacks
+        the written step). The replacement reaches a kind the
         question asks for (``ends``), or the written step's kind when none is read. A small
         model wrote "actors of those movies" for "who is listed as screenwriter of [X]
         starred movies". Only the last step: swapping a middle one took the question's
@@ -433,26 +434,37 @@ class GraphPipeline:
             return k.name if k is not None else None
 
         chosen = path[-1]
-        options = self.vocabulary.options_after(path[-2])
+        # The grammar's transitions are by node kind; the frontier's nodes may lack some of
+        # them (MetaQA's derived profile has directors and writers as one kind, and the
+        # grammar offered "movies starred those authors" for three writers who starred in
+        # nothing; the walk skipped it). Only steps the frontier really has are candidates.
+        real = self.walker.options_along([topic], path[:-1])
+        options = [s for s in self.vocabulary.options_after(path[-2]) if s in real]
         alternatives = (
             self.reaching(options, ends)
             if ends
             else [s for s in options if kind(s) == kind(chosen)]
         )
-        if chosen not in alternatives or len(alternatives) < 2:
+        # A written step the frontier has gives way only past the margin; one it lacks (the
+        # walk would skip it, leaving the previous step's answer) to the best real one.
+        unreal = chosen not in real
+        if not unreal and chosen not in alternatives:
+            return steps, keys, []
+        others = [s for s in alternatives if s != chosen]
+        if not others:
             return steps, keys, []
         vectors = self.embed(
-            [question, *(self._composed(topic, [*path[:-1], s]) for s in alternatives)]
+            [question, *(self._composed(topic, [*path[:-1], s]) for s in [chosen, *others])]
         )
         sims = vectors[1:] @ vectors[0]
-        own = float(sims[alternatives.index(chosen)])
-        best = int(np.argmax(sims))
-        if float(sims[best]) <= own + self.later_margin:
+        own, best = float(sims[0]), int(np.argmax(sims[1:]))
+        if not unreal and float(sims[1 + best]) <= own + self.later_margin:
             return steps, keys, []
-        path[-1] = alternatives[best]
+        path[-1] = others[best]
+        why = "is not at the frontier" if unreal else "reads less like the question"
         swap = (
-            f"step {len(path)}: {chosen.describe()} -> {path[-1].describe()} "
-            f"(the path reads like the question {float(sims[best]):.2f} against {own:.2f})"
+            f"step {len(path)}: {chosen.describe()} -> {path[-1].describe()} (the written step "
+            f"{why}; the path reads like it {float(sims[1 + best]):.2f} against {own:.2f})"
         )
         return self.vocabulary.write(path, topic), list(path), [swap]
 

@@ -201,6 +201,20 @@ class GraphWalker:
         self._topic_edges = (key, edges)
         return {self.canonical(PathStep(e.triple.relation, e.outgoing)) for e in edges}
 
+    def options_along(self, entities: Sequence[str], path: Sequence[PathStep]) -> set[PathStep]:
+        """The steps the frontier has after following ``path`` from the entities as
+        :meth:`walk` would follow named steps; empty where the path stops before its end (a
+        step the frontier lacks, or one that leads only back to the topic). Reads the graph
+        once per step; the topic's edges read by :meth:`options_at` serve the first."""
+        topic = set(entities)
+        frontier = list(dict.fromkeys(entities))
+        for step in path:
+            edges = self._groups(frontier).get(step, [])
+            frontier = sorted({e.to_name for e in edges if e.to_name not in topic})
+            if not frontier:
+                return set()
+        return set(self._groups(frontier))
+
     def first_scores(self, entities: Sequence[str], text: str) -> dict[PathStep, float]:
         """The scorer's score of each step the entities have, for ``text``."""
         return self.scorer(text, self._groups(entities))

@@ -337,6 +337,62 @@ def test_a_later_step_is_swapped_where_the_path_then_reads_like_the_question() -
     assert plain.answer(question, ["Ada"]).parameters["path"] == [["spouse", "out"]]
 
 
+def test_a_later_step_is_swapped_only_for_one_the_frontier_really_has() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the question and "the parents of ..." read alike, nothing else
+        return np.array([[1.0, 0.0] if "parent" in t else [0.0, 1.0] for t in texts])
+
+    # The grammar's kinds let "parents of those spouses" follow "spouses of [Ada]", but Ben
+    # (Ada's spouse) has no parents in the graph: no swap to a step the walk would skip.
+    question = "who are the parents of [Ada]'s spouse"
+    written = "1. spouses of [Ada]\n2. children of those spouses\n<END>"
+    pipe = GraphPipeline(
+        ScriptedLLM().enqueue([written]),
+        walker(p),
+        profile=p,
+        embed=embed,
+        cut_steps=False,
+        later_margin=0.02,
+    )
+    assert PathStep("has_child", False) in pipe.vocabulary.options_after(PathStep("spouse", True))
+    at_ben = pipe.walker.options_along(["Ada"], [PathStep("spouse", True)])
+    assert {PathStep("has_child", True), PathStep("nationality", True)} <= at_ben
+    assert PathStep("has_child", False) not in at_ben
+    answer = pipe.answer(question, ["Ada"])
+    assert answer.parameters["path"] == [["spouse", "out"], ["has_child", "out"]]
+    assert "not at the frontier" not in answer.reasoning
+    # A written last step the frontier lacks gives way to the real one reading most like
+    # the question, with no margin to clear (the walk would skip it and answer the spouses).
+    question = "what country is [Ada]'s spouse a citizen of"
+    written = "1. spouses of [Ada]\n2. parents of those spouses\n<END>"
+
+    def embed2(texts):
+        return np.array([[1.0, 0.0] if "countr" in t else [0.0, 1.0] for t in texts])
+
+    pipe = GraphPipeline(
+        ScriptedLLM().enqueue([written]),
+        walker(p),
+        profile=p,
+        embed=embed2,
+        cut_steps=False,
+        later_margin=5.0,
+    )
+    steps, keys, swaps = pipe.checked_later(
+        question,
+        "Ada",
+        ["spouses of [Ada]", "parents of those spouses"],
+        [PathStep("spouse", True), PathStep("has_child", False)],
+        ["countries"],
+    )
+    assert keys == [PathStep("spouse", True), PathStep("nationality", True)]
+    assert swaps and "is not at the frontier" in swaps[0]
+    # ... and a path that stops before its last step is left as written
+    assert pipe.walker.options_along(["Di"], [PathStep("has_child", True)]) == set()
+
+
 def test_an_out_and_back_loop_after_the_asked_kind_is_cut_where_it_reads_less_alike() -> None:
     import numpy as np
 
