@@ -233,7 +233,18 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         # answer set, so they do not count here.
         entities = sum(len(_grounded_entities(r.get("answer") or {})) for r in ok)
         out["answer_entities_total"] = entities
-        out["mistake_rate"] = out["mistakes_total"] / entities if entities else None
+        # Every stage's mistakes (a sub-answer entity off the topic's paths counts too) over
+        # the final answer entities: not the mistake rate, which counts final answers only.
+        out["stage_mistakes_per_answer_entity"] = (
+            out["mistakes_total"] / entities if entities else None
+        )
+        claimed = [m for m in metrics if "answer_claims" in m]
+        if claimed:
+            # As kgqa.eval.faithfulness.summarize: mistaken final-answer claims / claims.
+            claims = sum(int(m["answer_claims"]) for m in claimed)
+            out["mistake_rate"] = (
+                sum(int(m.get("answer_mistakes", 0)) for m in claimed) / claims if claims else None
+            )
     return out
 
 

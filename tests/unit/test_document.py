@@ -93,4 +93,4 @@ def test_aggregate_reads_answer_entities_of_old_and_new_records():
     agg = metrics.aggregate([old, new, read])
     # a, b (old record) and c; the topic entity is no answer entity, d was read from text.
     assert agg["answer_entities_total"] == 3
-    assert agg["mistake_rate"] == pytest.approx(1 / 3)
+    assert agg["stage_mistakes_per_answer_entity"] == pytest.approx(1 / 3)

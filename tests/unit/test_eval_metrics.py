@@ -211,7 +211,12 @@ def test_aggregate_includes_faithfulness_and_ceiling_only_when_present():
     agg = M.aggregate(records)
     assert agg["mistakes"] == pytest.approx(0.5) and agg["mistakes_total"] == 1
     assert agg["omissions"] == pytest.approx(1.5)
-    assert agg["mistake_rate"] == pytest.approx(1 / 4)  # 1 mistake over 4 answer entities
+    # 1 mistake at any stage over 4 answer entities; no final-answer claims counted: no rate
+    assert agg["stage_mistakes_per_answer_entity"] == pytest.approx(1 / 4)
+    assert "mistake_rate" not in agg
+    records[0]["metrics"] |= {"answer_claims": 2, "answer_mistakes": 0}
+    records[1]["metrics"] |= {"answer_claims": 2, "answer_mistakes": 1}
+    assert M.aggregate(records)["mistake_rate"] == pytest.approx(1 / 4)  # final answers only
     assert agg["in_candidates"] == pytest.approx(0.5)
 
 
