@@ -337,6 +337,42 @@ def test_a_later_step_is_swapped_where_the_path_then_reads_like_the_question() -
     assert plain.answer(question, ["Ada"]).parameters["path"] == [["spouse", "out"]]
 
 
+def test_a_later_step_also_reads_as_its_relations_question_asked_of_the_rest() -> None:
+    from dataclasses import replace
+
+    import numpy as np
+
+    base = named_profile()
+    child = base.relations["has_child"]
+    asked = base.with_(
+        relations=base.relations
+        | {"has_child": replace(child, words=replace(child.words, ask_object="who are X's kids"))}
+    )
+
+    def embed(texts):  # only the question form says "kids"
+        return np.array([[1.0, 0.0] if "kids" in t else [0.0, 1.0] for t in texts])
+
+    question = "who are the kids of [Ada]'s spouse"
+    written = "1. spouses of [Ada]\n2. spouses of those spouses\n<END>"
+    for profile, swapped in ((asked, True), (base, False)):
+        pipe = GraphPipeline(
+            ScriptedLLM().enqueue([written]),
+            walker(profile),
+            profile=profile,
+            embed=embed,
+            cut_steps=False,
+            later_margin=0.02,
+        )
+        path = [PathStep("spouse", True), PathStep("has_child", True)]
+        assert pipe._asked_composed("Ada", path) == (
+            "who are the spouses of [Ada]'s kids"
+            if swapped
+            else "the children of the spouses of [Ada]"
+        )
+        answer = pipe.answer(question, ["Ada"])
+        assert (answer.parameters["path"][-1] == ["has_child", "out"]) is swapped
+
+
 def test_a_later_step_is_swapped_only_for_one_the_frontier_really_has() -> None:
     import numpy as np
 
