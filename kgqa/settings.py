@@ -138,10 +138,11 @@ class GraphModeSettings:
     asked_kind: bool = True
     asked_floor: float = 0.40
     asked_margin: float = 0.06
-    # Check the last step of a written path against the question: another step from the
-    # same frontier to a kind the question asks for (or the same kind) is taken where the
-    # path's composed phrase ("the authors of the movies written by [X]") then
-    # reads more like the question by more than later_margin (embedding dot products;
+    # Check the last step of a written path against the question: another step the same
+    # frontier really has, to a kind the question asks for (or the same kind), is taken where
+    # the path ("the authors of the movies written by [X]", or "who wrote the movies written
+    # by [X]") then reads more like the question by more than later_margin (embedding dot
+    # products; a written step the frontier lacks gives way to the best real one;
     # kgqa.graphmode.pipeline.GraphPipeline.checked_later; docs/results.md).
     later_check: bool = True
     later_margin: float = 0.02
