@@ -180,6 +180,7 @@ def hop_docs(hops: Sequence[Any]) -> list[dict[str, Any]]:
                 "step": chosen.describe() if chosen is not None else None,
                 "score": round(chosen.score, 6) if chosen is not None else None,
                 "skipped": bool(hop.restated or hop.missing is not None),
+                "detour": hop.detour,
                 "entity_count": len(hop.entities),
                 "entities": list(hop.entities[:SHOWN_ENTITIES]),
                 "triples": [triple_doc(t) for t in hop.triples[:SHOWN_TRIPLES]],

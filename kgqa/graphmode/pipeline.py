@@ -102,9 +102,15 @@ def describe_hops(hops: Sequence[Hop]) -> str:
         if hop.chosen is None:
             steps.append(f"{i}. {start}{hop.sub_question} -> no relation found at the frontier")
             continue
+        detour = (
+            "; a detour: the next step's relation is not at them but where this step "
+            "started, so the walk goes on from there"
+            if hop.detour
+            else ""
+        )
         steps.append(
             f"{i}. {start}{hop.sub_question} -> follow {hop.chosen.describe()} "
-            f"(score {hop.chosen.score:.2f}) -> {len(hop.entities)} entities"
+            f"(score {hop.chosen.score:.2f}) -> {len(hop.entities)} entities{detour}"
         )
     return "\n".join(steps)
 
@@ -644,7 +650,7 @@ class GraphPipeline:
         # The steps the walk followed, [[relation, "out" | "in"], ...]: what the faithfulness
         # check walks for omissions when no gold path is known (ask --check). Several topic
         # entities follow one step each from their own entity: no single path.
-        followed = [h.chosen for h in hops if not h.restated and h.missing is None]
+        followed = [h.chosen for h in hops if not h.restated and h.missing is None and not h.detour]
         path = (
             {"path": [s.as_list() for s in steps_of(hops)]}
             if hops and all(followed) and len(entities) == 1

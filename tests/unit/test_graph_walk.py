@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from kgqa.graphmode.walk import GraphWalker, embedding_scorer
+from kgqa.graph.paths import PathStep
+from kgqa.graphmode.walk import GraphWalker, embedding_scorer, steps_of
 from kgqa.types import Edge, Triple
 
 pytestmark = pytest.mark.unit
@@ -302,3 +303,30 @@ def test_the_topics_edges_are_read_once_for_the_grammar_and_the_first_hop():
     # the next question reads the graph afresh
     walker.walk(["John Shirley"], ["movies written by him"])
     assert calls[-1] == ("John Shirley",) and len(calls) == 3
+
+
+def test_a_step_the_frontier_lacks_but_its_start_has_undoes_the_hop_before_it():
+    from kgqa.graphmode.pipeline import describe_hops
+
+    # "describe [Red] in a few words" written as "genres of [Red]", "directors of those
+    # genres": the genres have no director, Red has; the genre hop was a detour.
+    walker = GraphWalker(edges, keyword_scorer)
+    named = [("has_genre", True), ("directed_by", True)]
+    hops, answers = walker.walk(["Red"], ["genres of [Red]", "directors of those genres"], named)
+    assert hops[0].detour and not hops[1].detour
+    assert (hops[1].chosen.relation, hops[1].missing) == ("directed_by", None)
+    assert [a.name for a in answers] == ["Ann"]
+    assert answers[0].support == (5,)  # the detour's triple supports nothing
+    assert steps_of(hops) == [("directed_by", True)]
+    assert "a detour" in describe_hops(hops).splitlines()[0]
+    # What the frontier has after the path is read the same way: Ann's one edge.
+    path = [PathStep(*s) for s in named]
+    assert walker.options_along(["Red"], path) == {PathStep("directed_by", False)}
+
+
+def test_a_step_neither_frontier_has_is_still_skipped():
+    walker = GraphWalker(edges, keyword_scorer)
+    named = [("has_genre", True), ("starred_actors", True)]
+    hops, answers = walker.walk(["Red"], ["genres of [Red]", "actors of those genres"], named)
+    assert not hops[0].detour and hops[1].missing == ("starred_actors", True)
+    assert [a.name for a in answers] == ["Horror"]
