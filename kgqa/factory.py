@@ -312,6 +312,7 @@ class Factory:
             embed=embedder.embed,
             cut_steps=g.cut_steps,
             later_margin=g.later_margin if g.later_check else None,
+            mentions=g.relation_mentions,
             cut_loops=g.cut_loops,
             answer_type=g.answer_type,
             asked=AskedKinds(

@@ -146,6 +146,10 @@ class GraphModeSettings:
     # kgqa.graphmode.pipeline.GraphPipeline.checked_later; docs/results.md).
     later_check: bool = True
     later_margin: float = 0.02
+    # ... and where the question's words name every relation of another such path but not of
+    # the written one ("who co-wrote films with [X]": not "actors of those movies"), that path
+    # is taken by any reading (kgqa.graphmode.mentions).
+    relation_mentions: bool = True
     # Cut a path that, after reaching what the question asks for, goes out and straight back
     # along one relation ("people of [club X]", their countries, the people of those
     # countries) where the shorter path reads more like the question (GraphPipeline.cut_loop).

@@ -449,3 +449,53 @@ def test_an_out_and_back_loop_after_the_asked_kind_is_cut_where_it_reads_less_al
     onward = [PathStep("spouse", True), PathStep("nationality", True), PathStep("capital", True)]
     kept = pipe.cut_loop(question, "Ada", pipe.vocabulary.write(onward, "Ada"), onward, ["spouses"])
     assert kept[1] == onward and kept[2] is None
+
+
+def test_a_question_names_the_relations_whose_own_words_it_uses() -> None:
+    from kgqa.graphmode.mentions import RelationMentions
+
+    m = RelationMentions(named_profile())
+    # "people" is the subject of three relations: it names none of them; an inverse is
+    # the same relation as its partner.
+    assert "people" not in m.words["spouse"] and "children" in m.words["has_child"]
+    assert m.naming("who are the children of [Ada]", "has_child_inverse") == {"children"}
+    question = "what is the nationality of [Ada]'s spouse"
+    assert m.covers(question, [PathStep("spouse", True), PathStep("nationality", True)]) == 2
+    assert m.covers(question, [PathStep("spouse", True), PathStep("has_child", True)]) is None
+    # A bracketed name is the topic, not the question's words.
+    assert m.naming("who married [Nationality Jones]", "nationality") == set()
+    # A word names a relation word sharing a long enough beginning, or containing its start.
+    assert m.naming("who are the childless parents", "has_child") == {"childless", "parents"}
+
+
+@pytest.mark.parametrize("mentions", [False, True])
+def test_a_last_step_the_question_names_no_word_of_gives_way_to_one_it_names(mentions) -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # every reading as close as every other: only the words decide
+        return np.ones((len(texts), 2)) / np.sqrt(2)
+
+    pipe = GraphPipeline(
+        ScriptedLLM(),
+        walker(p),
+        profile=p,
+        embed=embed,
+        cut_steps=False,
+        later_margin=0.02,
+        mentions=mentions,
+    )
+    written = [PathStep("spouse", True), PathStep("has_child", True)]
+    steps, keys, swaps = pipe.checked_later(
+        "what is the nationality of [Ada]'s spouse",
+        "Ada",
+        ["spouses of [Ada]", "children of those spouses"],
+        list(written),
+        ["countries", "children"],
+    )
+    if mentions:
+        assert keys == [PathStep("spouse", True), PathStep("nationality", True)]
+        assert "names a relation the question does not" in swaps[0]
+    else:
+        assert keys == written and not swaps
