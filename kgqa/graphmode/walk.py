@@ -189,17 +189,19 @@ class GraphWalker:
         # 0: 0.91 with it, 1.00 without; MetaQA 1-hop, 200, seed 0, MetaQA profile: 0.985 with,
         # 0.990 without; benchmarks/bench_relation_signals.py, docs/results.md).
         self.either_direction = either_direction
-        # (topic entities, their edges) from options_at(), used once by the next walk().
-        self._topic_edges: tuple[tuple[str, ...], list[Edge]] | None = None
+        # The edges read for this question (the topic's by options_at(), each frontier's by
+        # options_along()), by the names read: the walk reads none of them again. options_at()
+        # starts a question afresh and walk() / intersect() end it.
+        self._read: dict[tuple[str, ...], list[Edge]] = {}
 
     # -- reading the frontier ---------------------------------------------------------------
     def _edges(self, names: Sequence[str]) -> list[Edge]:
-        """``self.edges``, except that the edges of the topic entities read by
-        :meth:`options_at` serve the walk's first hop instead of being read again."""
+        """``self.edges``, except that edges this question has read already (by
+        :meth:`options_at` and :meth:`options_along`) are not read again."""
         key = tuple(names)
-        if self._topic_edges is not None and self._topic_edges[0] == key:
-            return self._topic_edges[1]
-        return self.edges(list(names))
+        if key not in self._read:
+            self._read[key] = self.edges(list(names))
+        return self._read[key]
 
     def _groups(self, names: Sequence[str]) -> Groups:
         groups: Groups = defaultdict(list)
@@ -211,15 +213,15 @@ class GraphWalker:
         """The steps the entities have: what a first step can follow. Their edges are kept
         for the next :meth:`walk` from the same entities."""
         key = tuple(dict.fromkeys(entities))
-        edges = self.edges(list(key))
-        self._topic_edges = (key, edges)
+        self._read = {}
+        edges = self._edges(key)
         return {self.canonical(PathStep(e.triple.relation, e.outgoing)) for e in edges}
 
     def options_along(self, entities: Sequence[str], path: Sequence[PathStep]) -> set[PathStep]:
         """The steps the frontier has after following ``path`` from the entities as
         :meth:`walk` would follow named steps; empty where the path stops before its end (a
-        step the frontier lacks, or one that leads only back to the topic). Reads the graph
-        once per step; the topic's edges read by :meth:`options_at` serve the first."""
+        step the frontier lacks, or one that leads only back to the topic). Each frontier is
+        read once per question: the walk that follows reuses the edges read here."""
         topic = set(entities)
         frontier = list(dict.fromkeys(entities))
         before: list[list[str]] = []
@@ -382,7 +384,7 @@ class GraphWalker:
                 if not self._hop(state, sq, PathStep(*named) if named is not None else None):
                     break
         finally:
-            self._topic_edges = None  # a later question reads the graph afresh
+            self._read = {}  # a later question reads the graph afresh
         return state.hops, _ranked(
             state.hops, state.support if state.frontier else {}, state.node_ids
         )
@@ -399,7 +401,7 @@ class GraphWalker:
         for name in topics:
             scored = self._score(question, self._groups([name]), None)
             per_entity.append((name, scored))
-        self._topic_edges = None
+        self._read = {}
         if any(not s.options for _, s in per_entity):
             return [Hop(question, None, (), (), (), start=n) for n, _ in per_entity], []
         topic = set(topics)

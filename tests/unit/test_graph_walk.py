@@ -303,6 +303,13 @@ def test_the_topics_edges_are_read_once_for_the_grammar_and_the_first_hop():
     # the next question reads the graph afresh
     walker.walk(["John Shirley"], ["movies written by him"])
     assert calls[-1] == ("John Shirley",) and len(calls) == 3
+    # ... and frontiers read by options_along (the last-step check) are not read again
+    calls.clear()
+    walker.options_at(["John Shirley"])
+    path = [PathStep("written_by", False), PathStep("has_genre", True)]
+    walker.options_along(["John Shirley"], path[:1])
+    walker.walk(["John Shirley"], ["movies written by him", "genres of those movies"], path)
+    assert calls == [("John Shirley",), ("Blue", "Red")]
 
 
 def test_a_step_the_frontier_lacks_but_its_start_has_undoes_the_hop_before_it():
