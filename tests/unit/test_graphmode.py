@@ -100,6 +100,21 @@ def walker(profile) -> GraphWalker:
     return GraphWalker(store().frontier_edges, scorer, canonical=profile.canonical)
 
 
+def checking(profile, embed, written=None, later_margin=0.02, **options) -> GraphPipeline:
+    """A pipeline whose last-step check reads with ``embed`` (no cut to the question), the
+    LLM writing ``written`` once when given."""
+    llm = ScriptedLLM().enqueue([written]) if written is not None else ScriptedLLM()
+    return GraphPipeline(
+        llm,
+        walker(profile),
+        profile=profile,
+        embed=embed,
+        cut_steps=False,
+        later_margin=later_margin,
+        **options,
+    )
+
+
 def test_an_inverse_relation_feeds_the_same_step() -> None:
     p = named_profile()
     w = walker(p)
@@ -355,14 +370,7 @@ def test_a_later_step_also_reads_as_its_relations_question_asked_of_the_rest() -
     question = "who are the kids of [Ada]'s spouse"
     written = "1. spouses of [Ada]\n2. spouses of those spouses\n<END>"
     for profile, swapped in ((asked, True), (base, False)):
-        pipe = GraphPipeline(
-            ScriptedLLM().enqueue([written]),
-            walker(profile),
-            profile=profile,
-            embed=embed,
-            cut_steps=False,
-            later_margin=0.02,
-        )
+        pipe = checking(profile, embed, written)
         path = [PathStep("spouse", True), PathStep("has_child", True)]
         assert pipe._asked_composed("Ada", path) == (
             "who are the spouses of [Ada]'s kids"
@@ -385,14 +393,7 @@ def test_a_later_step_is_swapped_only_for_one_the_frontier_really_has() -> None:
     # (Ada's spouse) has no parents in the graph: no swap to a step the walk would skip.
     question = "who are the parents of [Ada]'s spouse"
     written = "1. spouses of [Ada]\n2. children of those spouses\n<END>"
-    pipe = GraphPipeline(
-        ScriptedLLM().enqueue([written]),
-        walker(p),
-        profile=p,
-        embed=embed,
-        cut_steps=False,
-        later_margin=0.02,
-    )
+    pipe = checking(p, embed, written)
     assert PathStep("has_child", False) in pipe.vocabulary.options_after(PathStep("spouse", True))
     at_ben = pipe.walker.options_along(["Ada"], [PathStep("spouse", True)])
     assert {PathStep("has_child", True), PathStep("nationality", True)} <= at_ben
@@ -408,14 +409,7 @@ def test_a_later_step_is_swapped_only_for_one_the_frontier_really_has() -> None:
     def embed2(texts):
         return np.array([[1.0, 0.0] if "countr" in t else [0.0, 1.0] for t in texts])
 
-    pipe = GraphPipeline(
-        ScriptedLLM().enqueue([written]),
-        walker(p),
-        profile=p,
-        embed=embed2,
-        cut_steps=False,
-        later_margin=5.0,
-    )
+    pipe = checking(p, embed2, written, later_margin=5.0)
     steps, keys, swaps = pipe.checked_later(
         question,
         "Ada",
@@ -477,15 +471,7 @@ def test_a_last_step_the_question_names_no_word_of_gives_way_to_one_it_names(men
     def embed(texts):  # every reading as close as every other: only the words decide
         return np.ones((len(texts), 2)) / np.sqrt(2)
 
-    pipe = GraphPipeline(
-        ScriptedLLM(),
-        walker(p),
-        profile=p,
-        embed=embed,
-        cut_steps=False,
-        later_margin=0.02,
-        mentions=mentions,
-    )
+    pipe = checking(p, embed, mentions=mentions)
     written = [PathStep("spouse", True), PathStep("has_child", True)]
     steps, keys, swaps = pipe.checked_later(
         "what is the nationality of [Ada]'s spouse",
