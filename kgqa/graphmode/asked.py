@@ -83,6 +83,9 @@ _STOP = _AUX | frozenset(
 _DETERMINERS = frozenset(
     ["the", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her"]
 )
+# Words that name nothing in a question: auxiliaries, prepositions, wh-words, determiners
+# (kgqa.graphmode.mentions reads relation names past them too).
+FUNCTION_WORDS = _STOP | _DETERMINERS
 # A noun phrase ends at its verb ("which person [wrote] the movie", "what language [spoken]"):
 # past forms, "co-" verbs ("co-write"), and common verbs questions put right after their noun.
 _VERBS = frozenset(

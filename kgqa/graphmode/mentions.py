@@ -23,63 +23,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from kgqa.graph.paths import PathStep
+from kgqa.graphmode.asked import FUNCTION_WORDS
 from kgqa.profile.model import KBProfile
 
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 _WORD = re.compile(r"[a-z]+")
 # Glue words of questions and of the profile's relation questions ("which movies did X
 # direct"): they name no relation.
-_GLUE = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "for",
-        "in",
-        "on",
-        "at",
-        "by",
-        "to",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "did",
-        "does",
-        "do",
-        "has",
-        "have",
-        "had",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "how",
-        "many",
-        "much",
-        "x",
-        "with",
-        "from",
-        "that",
-        "this",
-        "those",
-        "these",
-        "and",
-        "or",
-        "as",
-        "its",
-        "it",
-        "their",
-        "his",
-        "her",
-    ]
-)
+_GLUE = FUNCTION_WORDS | frozenset(["what", "how", "many", "much", "it", "x"])
 
 
 def words(text: str) -> list[str]:
