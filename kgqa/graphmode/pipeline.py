@@ -162,6 +162,40 @@ def with_hint(question: str, vocabulary: StepVocabulary, first: Sequence[PathSte
     return f"{question}\n(first step, one of: {'; '.join(options)})" if options else question
 
 
+def resolved_examples(
+    profile: KBProfile,
+    vocabulary: StepVocabulary,
+    options_at: Callable[[Sequence[str]], set[PathStep]],
+) -> KBProfile:
+    """``profile`` with each hand-written example whose steps the grammar can write given the
+    path they name and the first steps its topic has (:class:`StepExample`'s ``path`` and
+    ``first``), as derived examples have them: then every example can show the hint that
+    every question shows (:func:`with_hint`). The topic's first steps are read from the
+    graph; for a topic the graph lacks, the steps of a kind of node that has the example's
+    first step. An example that does not parse is kept as written."""
+    everything = list(vocabulary.steps)
+    examples = []
+    changed = False
+    for e in profile.examples:
+        if e.path or not e.steps:
+            examples.append(e)
+            continue
+        keys = vocabulary.keys(list(e.steps), everything)
+        if not keys or any(k is None for k in keys):
+            examples.append(e)
+            continue
+        path = tuple(k for k in keys if k is not None)
+        topic = next(iter(_BRACKETED.findall(e.question)), "[?]")[1:-1]
+        first = {s for s in options_at([topic]) if s in vocabulary}
+        if path[0] not in first:
+            first = next(
+                (set(nxt) for nxt in profile.transitions.values() if path[0] in nxt), {path[0]}
+            )
+        examples.append(replace(e, path=path, first=tuple(sorted(first, key=str))))
+        changed = True
+    return replace(profile, examples=tuple(examples)) if changed else profile
+
+
 def uses_hints(profile: KBProfile) -> bool:
     """Hints need every step example to know its topic's first steps (derived examples do;
     a profile file's hand-written ones do not)."""
@@ -255,6 +289,10 @@ class GraphPipeline:
         # (relation, direction) the frontier can have; without one, steps are free text and
         # the walk scores what they mean.
         self.vocabulary = StepVocabulary(profile) if profile is not None and grammar else None
+        if profile is not None and self.vocabulary is not None:
+            # A profile file's examples are written as text: read back into paths, they show
+            # the same hints as derived ones.
+            profile = self.profile = resolved_examples(profile, self.vocabulary, walker.options_at)
         pdir = self.params.prompts_dir
         # Greedy: the steps must follow the examples' shapes, not vary from run to run. Terse
         # steps take 10-40 tokens; the cap bounds a runaway generation at a few seconds.
