@@ -485,3 +485,46 @@ def test_a_last_step_the_question_names_no_word_of_gives_way_to_one_it_names(men
         assert "names a relation the question does not" in swaps[0]
     else:
         assert keys == written and not swaps
+
+
+def test_hand_written_examples_are_read_back_into_paths_with_their_topics_first_steps(
+    tmp_path,
+) -> None:
+    from kgqa.profile.files import apply_profile_file
+
+    own = tmp_path / "p.toml"
+    own.write_text(
+        "[[examples]]\n"
+        'question = "what is the nationality of [Ben] \'s spouse"\n'
+        'steps = ["spouses of [Ben]", "countries of those spouses"]\n'
+        "[[examples]]\n"  # a topic the graph lacks: the steps of a node kind with its step
+        'question = "what is the capital of [Zembla]"\n'
+        'steps = ["capitals of [Zembla]"]\n',
+        encoding="utf-8",
+    )
+    hand = apply_profile_file(named_profile(), own)
+    assert all(not e.path and not e.first for e in hand.examples)
+    llm = ScriptedLLM().enqueue(["1. spouses of [Ada]\n2. countries of those spouses\n<END>"])
+    pipe = GraphPipeline(llm, walker(hand), profile=hand)
+    ben, zembla = pipe.profile.examples
+    assert ben.path == (PathStep("spouse", True), PathStep("nationality", True))
+    assert set(ben.first) == {s for s in walker(hand).options_at(["Ben"]) if s in pipe.vocabulary}
+    assert zembla.path == (PathStep("capital", True),) and PathStep("capital", True) in zembla.first
+    assert pipe.hints
+    pipe.answer("what is the nationality of [Ada]'s spouse", ["Ada"])
+    prompt = llm.calls[0].text
+    assert "what is the nationality of [Ben] 's spouse\n(first step, one of: " in prompt
+
+
+def test_a_hand_written_example_the_grammar_cannot_write_is_kept_as_written(tmp_path) -> None:
+    from kgqa.profile.files import apply_profile_file
+
+    own = tmp_path / "p.toml"
+    own.write_text(
+        '[[examples]]\nquestion = "who knows [Ben]"\nsteps = ["friends of [Ben]"]\n',
+        encoding="utf-8",
+    )
+    hand = apply_profile_file(named_profile(), own)
+    pipe = GraphPipeline(ScriptedLLM(), walker(hand), profile=hand)
+    (kept,) = pipe.profile.examples
+    assert kept.steps == ("friends of [Ben]",) and kept.path == () and not pipe.hints
