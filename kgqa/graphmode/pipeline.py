@@ -116,6 +116,11 @@ def describe_hops(hops: Sequence[Hop]) -> str:
     return "\n".join(steps)
 
 
+def _topic(question: str) -> str:
+    """The first [bracketed] entity of an example question, without its brackets."""
+    return next(iter(_BRACKETED.findall(question)), "[?]")[1:-1]
+
+
 def step_example_turns(
     profile: KBProfile,
     vocabulary: StepVocabulary | None,
@@ -129,7 +134,7 @@ def step_example_turns(
     for e in profile.examples:
         if not e.steps and not e.path:
             continue  # an example for the paper's prompts only
-        topic = next(iter(_BRACKETED.findall(e.question)), "[?]")[1:-1]
+        topic = _topic(e.question)
         steps = (
             vocabulary.write(e.path, topic)
             if vocabulary is not None and e.path and all(s in vocabulary for s in e.path)
@@ -185,7 +190,7 @@ def resolved_examples(
             examples.append(e)
             continue
         path = tuple(k for k in keys if k is not None)
-        topic = next(iter(_BRACKETED.findall(e.question)), "[?]")[1:-1]
+        topic = _topic(e.question)
         first = {s for s in options_at([topic]) if s in vocabulary}
         if path[0] not in first:
             first = next(
@@ -197,8 +202,8 @@ def resolved_examples(
 
 
 def uses_hints(profile: KBProfile) -> bool:
-    """Hints need every step example to know its topic's first steps (derived examples do;
-    a profile file's hand-written ones do not)."""
+    """Hints need every step example to know its topic's first steps (derived examples do; a
+    profile file's do once :func:`resolved_examples` has read them back into paths)."""
     shown = [e for e in profile.examples if e.steps or e.path]
     return bool(shown) and all(e.first for e in shown)
 
