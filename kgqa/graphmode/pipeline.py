@@ -580,31 +580,44 @@ class GraphPipeline:
         keys: list[PathStep | None],
         ends: Sequence[str],
     ) -> tuple[list[str], list[PathStep | None], str | None]:
-        """A written path that has reached a kind the question asks for (``ends``) and then
-        goes out and straight back along one relation ("people plays in [X]", "countries of
-        those people", "people of those countries": the people of the same countries) is cut
-        before that loop where the shorter path's composed phrase is more similar to the
-        question than the whole path's. Returns the steps, their keys and a reasoning line
-        when cut."""
+        """A written path that goes out and straight back along one relation is cut where the
+        path without the loop composes a phrase more similar to the question than the whole
+        path's. At the end, after a kind the question asks for (``ends``) is reached ("people
+        plays in [X]", "countries of those people", "people of those countries": the people
+        of the same countries), the loop is dropped. Before the last step ("tags of [Super
+        Fly]", "movies of those tags", "release years of those movies" for "what year was
+        [Super Fly] released"), the loop is taken out where the graph has the rest of the
+        path without it. Returns the steps, their keys and a reasoning line when cut."""
         assert self.embed is not None and self.profile is not None
-        if len(keys) < 3 or not ends or any(k is None for k in keys):
+        if len(keys) < 3 or any(k is None for k in keys):
             return steps, keys, None
         path = [k for k in keys if k is not None]
-        out, back = self.profile.canonical(path[-2]), self.profile.canonical(path[-1])
-        if out.relation != back.relation or out.outgoing == back.outgoing:
-            return steps, keys, None
-        prefix = path[:-2]
-        if not self.reaching(prefix[-1:], ends):
-            return steps, keys, None
-        vectors = self.embed([question, self._composed(topic, prefix), self._composed(topic, path)])
-        short, whole = float(vectors[1] @ vectors[0]), float(vectors[2] @ vectors[0])
-        if short <= whole:
-            return steps, keys, None
-        note = (
-            f"steps {len(path) - 1}-{len(path)} go out and back along one relation: cut "
-            f"(the shorter path reads like the question {short:.2f} against {whole:.2f})"
-        )
-        return steps[: len(prefix)], list(prefix), note
+        for i in range(len(path) - 1):
+            out, back = self.profile.canonical(path[i]), self.profile.canonical(path[i + 1])
+            if out.relation != back.relation or out.outgoing == back.outgoing:
+                continue
+            shorter = path[:i] + path[i + 2 :]
+            if i + 2 == len(path):
+                # At the end: only once the asked kind is reached.
+                if not ends or not self.reaching(shorter[-1:], ends):
+                    continue
+            elif shorter[i] not in self.walker.options_along([topic], shorter[:i]):
+                continue  # the frontier before the loop lacks the step after it
+            vectors = self.embed(
+                [question, self._composed(topic, shorter), self._composed(topic, path)]
+            )
+            short, whole = float(vectors[1] @ vectors[0]), float(vectors[2] @ vectors[0])
+            if short <= whole:
+                continue
+            note = (
+                f"steps {i + 1}-{i + 2} go out and back along one relation: cut "
+                f"(the path without them reads like the question {short:.2f} against {whole:.2f})"
+            )
+            if i + 2 == len(path):
+                return steps[:i], list(shorter), note
+            assert self.vocabulary is not None
+            return self.vocabulary.write(shorter, topic), list(shorter), note
+        return steps, keys, None
 
     def asked_for(self, question: str, first: Sequence[PathStep]) -> tuple[list[str], bool]:
         """The nouns ``question`` asks for among those its topic's paths reach, and whether
