@@ -445,6 +445,41 @@ def test_an_out_and_back_loop_after_the_asked_kind_is_cut_where_it_reads_less_al
     assert kept[1] == onward and kept[2] is None
 
 
+def test_an_out_and_back_loop_before_the_last_step_is_taken_out_where_the_graph_has_the_rest() -> (
+    None
+):
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the loop's countries drift the phrase away from the question
+        return np.array([[0.5, 0.5] if "countries" in t else [1.0, 0.0] for t in texts])
+
+    pipe = GraphPipeline(ScriptedLLM(), walker(p), profile=p, embed=embed, cut_loops=True)
+    question = "what does [Ada] work as"
+    looped = [PathStep("nationality", True), PathStep("nationality", False)]
+    path = [*looped, PathStep("profession", True)]
+    cut, keys, note = pipe.cut_loop(question, "Ada", pipe.vocabulary.write(path, "Ada"), path, [])
+    assert keys == [PathStep("profession", True)]
+    assert cut == pipe.vocabulary.write([PathStep("profession", True)], "Ada")
+    assert note is not None and "steps 1-2" in note
+    # Ada has no parents: without the loop the path has no step, so it stays as written
+    path = [*looped, PathStep("has_child", False)]
+    kept = pipe.cut_loop(question, "Ada", pipe.vocabulary.write(path, "Ada"), path, [])
+    assert kept[1] == path and kept[2] is None
+    # and not where the whole path reads more like the question
+    path = [*looped, PathStep("profession", True)]
+    question = "what do the people from the countries of [Ada] work as"
+    alike = GraphPipeline(
+        ScriptedLLM(),
+        walker(p),
+        profile=p,
+        embed=lambda t: np.array([[0.5, 0.5] if ("countries" in x) else [0.0, 1.0] for x in t]),
+        cut_loops=True,
+    )
+    assert alike.cut_loop(question, "Ada", alike.vocabulary.write(path, "Ada"), path, [])[2] is None
+
+
 def test_a_question_names_the_relations_whose_own_words_it_uses() -> None:
     from kgqa.graphmode.mentions import RelationMentions
 
