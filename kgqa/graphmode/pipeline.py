@@ -559,16 +559,23 @@ class GraphPipeline:
         elif not unreal and float(sims[1 + best]) <= own + self.later_margin:
             return steps, keys, []
         path[-1] = others[best]
-        why = (
-            "is not at the frontier"
-            if unreal
-            else "names a relation the question does not"
-            if renamed
-            else "reads less like the question"
-        )
+        reads = f"the path reads like it {float(sims[1 + best]):.2f} against {own:.2f}"
+        if unreal:
+            why = "is not at the frontier"
+        elif renamed:
+            why = "names a relation the question does not"
+        else:
+            why = "reads less like the question"
+        if renamed and self.mentions is not None:
+            # The question's words that chose it ("co-wrote" names written by), not a reading
+            # that did not decide it.
+            mentions = self.mentions
+            named_by = sorted(set().union(*(mentions.naming(question, s.relation) for s in path)))
+            quoted = ", ".join(f"'{w}'" for w in named_by)
+            reads = f"the question's words {quoted} name every relation of the path"
         swap = (
-            f"step {len(path)}: {chosen.describe()} -> {path[-1].describe()} (the written step "
-            f"{why}; the path reads like it {float(sims[1 + best]):.2f} against {own:.2f})"
+            f"step {len(path)}: {chosen.describe()} -> {path[-1].describe()} "
+            f"(the written step {why}; {reads})"
         )
         return self.vocabulary.write(path, topic), list(path), [swap]
 

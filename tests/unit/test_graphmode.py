@@ -518,6 +518,9 @@ def test_a_last_step_the_question_names_no_word_of_gives_way_to_one_it_names(men
     if mentions:
         assert keys == [PathStep("spouse", True), PathStep("nationality", True)]
         assert "names a relation the question does not" in swaps[0]
+        # The line names the words that decided, not the readings (all alike here).
+        assert "the question's words 'nationality', 'spouse' name every relation" in swaps[0]
+        assert "reads like it" not in swaps[0]
     else:
         assert keys == written and not swaps
 
