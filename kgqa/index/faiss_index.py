@@ -35,11 +35,14 @@ log = logging.getLogger(__name__)
 INDEX_FILE = "index.faiss"
 MANIFEST_FILE = "manifest.json"
 FORMAT_VERSION = 1
-METHODS = ("numpy", "faiss")
-# Chosen by benchmarks/bench_topk.py (docs/benchmarks.md, "Top-K"): numpy is 4-100x faster up
-# to ~1k candidates; from ~10k the FAISS scan with an ID selector is ~20 % faster.
+# "numpy": gather the candidates' rows and score them; "faiss": FAISS's flat scan of the
+# storage with a bitmap of the candidates' rows; "faiss-ids": FAISS's scan with an ID selector
+# over the triple ids (the way before 2026-12-04, kept for the benchmark's baseline).
+METHODS = ("numpy", "faiss", "faiss-ids")
+# Chosen by benchmarks/bench_topk.py (docs/benchmarks.md, "Top-K"): numpy is faster below
+# ~2k candidates; from there the bitmap scan is, by 2x at 10k-20k.
 DEFAULT_METHOD = "auto"
-AUTO_FAISS_FROM = 5000
+AUTO_FAISS_FROM = 2000
 REBUILD_HINT = "run `kgqa index --rebuild`"
 
 
@@ -113,6 +116,7 @@ class VectorIndex:
         self.manifest = manifest
         self.embedder = embedder
         self._lookup: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._by_row: np.ndarray | None = None
 
     # -- opening ---------------------------------------------------------------------------
     @staticmethod
@@ -273,6 +277,8 @@ class VectorIndex:
             method = "faiss" if len(cand) >= AUTO_FAISS_FROM else "numpy"
         if method == "numpy":
             hits = self._top_numpy(vec, cand, rows, k)
+        elif method == "faiss":
+            hits = self._top_bitmap(vec, rows, k)
         else:
             hits = self._top_faiss(vec, cand, k)
         return TopK(hits, unknown)
@@ -327,6 +333,42 @@ class VectorIndex:
         best = sel[np.lexsort((cand[sel], -scores[sel]))]
         return tuple((int(cand[i]), float(scores[i])) for i in best)
 
+    def _top_bitmap(
+        self, vec: np.ndarray, rows: np.ndarray, k: int
+    ) -> tuple[tuple[int, float], ...]:
+        """FAISS's flat scan of the stored vectors, scoring only the rows set in a bitmap of
+        the candidates' rows: one bit test per stored vector and SIMD dot products in storage
+        order, where an ID selector looks every stored id up in a hash set."""
+        import faiss
+
+        if not len(rows):
+            return ()
+        n = len(self)
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        bitmap = np.packbits(mask, bitorder="little")  # FAISS reads bit i as (b[i>>3]>>(i&7))&1
+        selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
+        params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
+        flat: Any = faiss.downcast_index(self._index.index)
+        k = min(k, int(np.count_nonzero(mask)))
+        scores, found = flat.search(vec.reshape(1, -1), k, params=params)
+        ids = self._row_ids()
+        pairs = [
+            (int(ids[r]), float(sc)) for r, sc in zip(found[0], scores[0], strict=True) if r >= 0
+        ]
+        # FAISS breaks ties by storage order; use ascending id like the numpy path.
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return tuple(pairs)
+
+    def _row_ids(self) -> np.ndarray:
+        """The triple id of each storage row."""
+        sorted_ids, order, _ = self._tables()
+        if self._by_row is None:
+            by_row = np.empty_like(sorted_ids)
+            by_row[order] = sorted_ids
+            self._by_row = by_row
+        return self._by_row
+
     def _top_faiss(
         self, vec: np.ndarray, cand: np.ndarray, k: int
     ) -> tuple[tuple[int, float], ...]:
@@ -354,7 +396,7 @@ class VectorIndex:
         if not len(ids_arr):
             return
         self._index.add_with_ids(vecs, ids_arr)
-        self._lookup = None
+        self._lookup = self._by_row = None
 
     def remove(self, ids: Sequence[int] | np.ndarray) -> int:
         """Drop ``ids`` (those present); returns how many were removed."""
@@ -364,7 +406,7 @@ class VectorIndex:
         if not len(ids_arr):
             return 0
         removed = int(self._index.remove_ids(faiss.IDSelectorBatch(ids_arr)))
-        self._lookup = None
+        self._lookup = self._by_row = None
         return removed
 
     def save(self) -> None:
