@@ -208,7 +208,9 @@ def test_every_method_ranks_the_same_after_vectors_are_removed_and_added(tmp_pat
     extra = rng.standard_normal((10, dim)).astype(np.float32)
     index.add(np.arange(5000, 5010), extra)
     kept = np.concatenate([ids[np.arange(n) % 3 != 0], np.arange(5000, 5010)])
-    table = dict(zip(ids.tolist(), vecs)) | dict(zip(range(5000, 5010), extra))
+    table = dict(zip(ids.tolist(), vecs, strict=True)) | dict(
+        zip(range(5000, 5010), extra, strict=True)
+    )
     cand = rng.choice(kept, size=120, replace=False)
     scores = np.array([table[int(i)] @ q for i in cand])
     want = [int(cand[j]) for j in np.argsort(-scores)[:20]]
