@@ -146,12 +146,12 @@ class OpenAICompatLLM:
         }
         if params.stop:
             body["stop"] = list(params.stop)
-        if params.grammar:
-            body.update(self._constraint(params.grammar))
         if isinstance(prompt, str):
             path, body["prompt"] = "/completions", prompt
         else:
             path, body["messages"] = "/chat/completions", [dict(m) for m in prompt]
+        if params.grammar:
+            body.update(self._constraint(params.grammar, body.get("messages")))
         start = time.perf_counter()
         out = self._post(path, body)
         seconds = time.perf_counter() - start
@@ -172,13 +172,16 @@ class OpenAICompatLLM:
             finish_reason=choice.get("finish_reason") or "stop",
         )
 
-    def _constraint(self, grammar: str) -> dict[str, Any]:
-        """The request fields that hold the output to ``grammar`` (GBNF, or a JSON schema)."""
+    def _constraint(
+        self, grammar: str, messages: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """The request fields that hold the output to ``grammar`` (GBNF, or a JSON schema);
+        ``messages``: the request's, for the probe (see :meth:`supports_gbnf`)."""
         text = grammar.strip()
         if text.startswith("{"):
             schema = json.loads(text)
             self.constraints_used.add("json_schema")
-            if self.supports_gbnf():
+            if self.supports_gbnf(messages):
                 # llama.cpp's servers (C++ and Python) read a schema in the json_object form.
                 return {"response_format": {"type": "json_object", "schema": schema}}
             return {
@@ -187,7 +190,7 @@ class OpenAICompatLLM:
                     "json_schema": {"name": "kgqa", "schema": schema, "strict": True},
                 }
             }
-        if not self.supports_gbnf():
+        if not self.supports_gbnf(messages):
             raise LLMUnavailable(
                 f"LLM server at {self.where} does not enforce a GBNF grammar (the `grammar` "
                 f"field), which graph mode's steps need; use llama.cpp's server, or set "
@@ -196,13 +199,20 @@ class OpenAICompatLLM:
         self.constraints_used.add("gbnf")
         return {"grammar": grammar}
 
-    def supports_gbnf(self) -> bool:
+    def supports_gbnf(self, messages: list[dict[str, Any]] | None = None) -> bool:
         """Whether the server enforces the ``grammar`` field: asked once, with a grammar that
-        allows only one reply."""
+        allows only one reply.
+
+        ``messages``: the request about to be sent, whose prompt the probe then carries. A
+        llama.cpp server keeps the prompt it last read and re-reads only what a new prompt adds
+        to it, so the request after the probe reads nothing again; a probe with a prompt of
+        its own would make the server read the whole request (its fixed instructions and
+        examples too) once more: ≈ 17 s for the 0.5B model's 750-token step prompt on one
+        core, in every process that asks one question."""
         if self._gbnf is None:
             body = {
                 "model": self.model,
-                "messages": [{"role": "user", "content": "Say hello."}],
+                "messages": messages or [{"role": "user", "content": "Say hello."}],
                 "max_tokens": 16,
                 "temperature": 0.0,
                 "seed": self.seed,

@@ -134,6 +134,17 @@ def test_a_gbnf_grammar_goes_in_the_grammar_field_after_one_probe() -> None:
     }
 
 
+def test_the_probe_carries_the_request_s_own_prompt() -> None:
+    # A llama.cpp server then re-reads nothing of it for the request that follows.
+    server = Server([reply("1. member of entities of [Ada]\n<END>")])
+    model, _ = llm(server)
+    model.complete(CHAT, GenParams(grammar=STEPS))
+    probe, steps = server.bodies()
+    assert probe["grammar"] == PROBE_GRAMMAR and steps["grammar"] == STEPS
+    assert probe["messages"] == steps["messages"] == [dict(m) for m in CHAT]
+    assert probe["max_tokens"] == 16 and probe["temperature"] == 0.0
+
+
 def test_a_server_that_ignores_the_grammar_field_is_refused_in_one_line() -> None:
     server = Server([], probe=False)
     model, _ = llm(server)
