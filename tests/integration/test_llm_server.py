@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -43,6 +44,10 @@ QUESTIONS = [
     "what is the nationality of [Ada Varga]?",
     "what is the nationality of the spouse of [Ada Varga]?",
 ]
+
+
+# What llama-cpp-python's server logs for a request whose prompt begins as the last one did.
+PREFIX_READ = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 
 
 def _free_port() -> int:
@@ -186,7 +191,13 @@ def test_graph_mode_through_the_server_matches_the_in_process_backend(env, serve
     timings = []
     for question in QUESTIONS:
         local, local_s = ask(env, question)
+        mark = server.log.stat().st_size
         served, served_s = ask(served_env(env, server), question)
+        # The grammar probe carried the step prompt, so the server read the prompt once, for
+        # the probe: the step request after it found all of it already read (its log says
+        # how many prompt tokens each request had left to read).
+        reads = PREFIX_READ.findall(server.log.read_bytes()[mark:].decode("utf-8", "replace"))
+        assert reads and int(reads[-1][1]) <= 2, reads
         timings.append(
             (
                 question,
