@@ -594,7 +594,7 @@ class GraphPipeline:
         of the same countries), the loop is dropped. Before the last step ("tags of [Super
         Fly]", "movies of those tags", "release years of those movies" for "what year was
         [Super Fly] released"), the loop is taken out where the graph has the rest of the
-        path without it and the question's words do not name the loop's relation. Returns the steps, their keys and a reasoning line when cut."""
+        path without it. Returns the steps, their keys and a reasoning line when cut."""
         assert self.embed is not None and self.profile is not None
         if len(keys) < 3 or any(k is None for k in keys):
             return steps, keys, None
@@ -610,10 +610,6 @@ class GraphPipeline:
                     continue
             elif shorter[i] not in self.walker.options_along([topic], shorter[:i]):
                 continue  # the frontier before the loop lacks the step after it
-            elif self.mentions is not None and self.mentions.naming(question, out.relation):
-                # The question's words name the loop's relation ("the films starred by
-                # actors in [X]"): the loop is what it asks, however the phrases read.
-                continue
             vectors = self.embed(
                 [question, self._composed(topic, shorter), self._composed(topic, path)]
             )

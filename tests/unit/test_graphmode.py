@@ -478,22 +478,6 @@ def test_an_out_and_back_loop_before_the_last_step_is_taken_out_where_the_graph_
         cut_loops=True,
     )
     assert alike.cut_loop(question, "Ada", alike.vocabulary.write(path, "Ada"), path, [])[2] is None
-    # nor where the question's words name the loop's relation, however the phrases read
-    named = GraphPipeline(
-        ScriptedLLM(),
-        walker(p),
-        profile=p,
-        embed=embed,
-        cut_loops=True,
-        later_margin=0.05,
-        mentions=True,
-    )
-    assert named.mentions is not None
-    question = "what do people of the nationality of [Ada] work as"
-    kept = named.cut_loop(question, "Ada", named.vocabulary.write(path, "Ada"), path, [])
-    assert kept[1] == path and kept[2] is None
-    cut = named.cut_loop("what does [Ada] work as", "Ada", [], path, [])
-    assert cut[1] == [PathStep("profession", True)]
 
 
 def test_a_question_names_the_relations_whose_own_words_it_uses() -> None:
