@@ -207,8 +207,8 @@ class OpenAICompatLLM:
         llama.cpp server keeps the prompt it last read and re-reads only what a new prompt adds
         to it, so the request after the probe reads nothing again; a probe with a prompt of
         its own would make the server read the whole request (its fixed instructions and
-        examples too) once more: ≈ 17 s for the 0.5B model's 750-token step prompt on one
-        core, in every process that asks one question."""
+        examples too) in every process that asks one question (19 s a `kgqa ask` with the
+        0.5B model on 2 threads, docs/llm.md)."""
         if self._gbnf is None:
             body = {
                 "model": self.model,
