@@ -158,6 +158,9 @@ class Factory:
                     n_threads=s.n_threads,
                     n_gpu_layers=s.n_gpu_layers,
                     seed=s.seed,
+                    state_dir=(
+                        self.settings.cache_dir / "prompt-states" if s.prompt_states else None
+                    ),
                 )
             else:
                 raise ConfigError(

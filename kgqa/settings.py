@@ -181,6 +181,11 @@ class LLMSettings:
     min_p: float = 0.05
     # A folder whose *.txt files override the packaged prompts by name.
     prompts_dir: Path | None = None
+    # llama_cpp: keep the evaluated pinned prompt prefixes (the decomposition's instructions
+    # and examples) in <cache_dir>/prompt-states, so that a new process loads them instead of
+    # evaluating ~1,000 tokens again (the newest 8 files are kept; each is the KV cache of one
+    # prompt, ~28 MB for the 1.5B model).
+    prompt_states: bool = True
 
 
 @dataclass(frozen=True)

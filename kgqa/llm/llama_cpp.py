@@ -4,10 +4,17 @@ The model is loaded on the first call (or :meth:`LlamaCppLLM.warm_up`), never in
 Chat prompts use the chat template stored in the GGUF. llama.cpp keeps the evaluated tokens of
 the previous call and re-evaluates only what follows the longest common prefix, so prompts
 whose fixed part (instructions, in-context examples) comes first are cheaper when repeated.
+A pinned prefix (:meth:`LlamaCppLLM.pin_prefix`) is evaluated once and, with ``state_dir``,
+kept on disk for the next process (:class:`_StateFiles`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import hashlib
+import json
+import logging
 import os
 import re
 import threading
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
     import llama_cpp
 
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window")
+log = logging.getLogger(__name__)
 
 
 class LlamaCppLLM:
@@ -36,7 +44,8 @@ class LlamaCppLLM:
 
     ``n_threads=0`` uses every core; ``n_gpu_layers`` > 0 offloads layers on a CUDA/Metal
     build of llama-cpp-python (ignored by a CPU build). :meth:`pin_prefix` keeps a fixed prompt
-    prefix (in-context examples) evaluated across calls.
+    prefix (in-context examples) evaluated across calls; with ``state_dir`` the evaluated
+    prefix is also kept on disk, so the next process loads it instead of evaluating it again.
     """
 
     def __init__(
@@ -49,6 +58,7 @@ class LlamaCppLLM:
         n_gpu_layers: int = 0,
         seed: int = 0,
         verbose: bool = False,
+        state_dir: str | Path | None = None,
     ):
         self.model_path = Path(model_path)
         self.name = name or self.model_path.stem
@@ -62,6 +72,10 @@ class LlamaCppLLM:
         self._grammars: dict[str, Any] = {}
         self._pending_pins: list[list[Any]] = []
         self._pins = _PinnedStates()
+        self._state_files = _StateFiles(Path(state_dir)) if state_dir is not None else None
+        # How the pinned prefixes came to be: evaluated here or loaded from state_dir.
+        self.pins_evaluated = 0
+        self.pins_loaded = 0
         # One llama context holds one KV cache: calls must not interleave.
         self._lock = threading.Lock()
 
@@ -150,11 +164,12 @@ class LlamaCppLLM:
             seed=self.seed if params.seed is None else params.seed,
             grammar=self._grammar(params.grammar) if params.grammar else None,
         )
-        # Only calls that continue a pinned prompt get the cache: with a cache set,
-        # llama-cpp-python also saves the full state (~300 MB of logits) after each call.
+        # Only calls that continue a pinned prompt get the cache, and it detaches itself once
+        # looked up: with a cache still set after the call, llama-cpp-python would save the full
+        # state (~300 MB of logits) after each call.
         cache = self._pinned_cache_for(prompt)
         start = time.perf_counter()
-        self._llama.cache = cache
+        self._llama.cache = cache.serving(self._llama) if cache is not None else None
         try:
             if isinstance(prompt, str):
                 out: Any = self._llama.create_completion(prompt, **kwargs)
@@ -191,14 +206,170 @@ class LlamaCppLLM:
     def _pinned_cache_for(self, prompt: Prompt) -> Any:
         """The pinned-state cache if ``prompt`` continues a pinned prompt, else ``None``."""
         if self._pending_pins:
-            assert self._llama is not None
             for pin in self._pending_pins:
-                self._llama.create_chat_completion(messages=pin, max_tokens=1)
-                self._pins.add(pin[:-1], self._llama.save_state())
+                self._pins.add(pin[:-1], self._pinned_state(pin))
             self._pending_pins.clear()
         if isinstance(prompt, str) or not self._pins.matches(list(prompt)[:-1]):
             return None
         return self._pins
+
+    def _pinned_state(self, pin: list[Any]) -> Any:
+        """The evaluated state of ``pin``: from ``state_dir`` when a file for this model and
+        prompt is there and loads, else evaluated now (and written there)."""
+        assert self._llama is not None
+        key = self._state_key(pin) if self._state_files is not None else None
+        if self._state_files is not None and key is not None:
+            state = self._state_files.read(key)
+            if state is not None:
+                try:
+                    self._llama.load_state(state)  # proves it fits this context, now
+                except RuntimeError as e:
+                    log.warning("pinned prompt state %s does not load (%s); evaluating it", key, e)
+                    self._state_files.remove(key)
+                else:
+                    self.pins_loaded += 1
+                    return state
+        self._llama.create_chat_completion(messages=pin, max_tokens=1)
+        state = _compact_state(self._llama)
+        self.pins_evaluated += 1
+        if self._state_files is not None and key is not None:
+            self._state_files.write(key, state)
+        return state
+
+    def _state_key(self, pin: list[Any]) -> str:
+        """What a kept state depends on: the model file, llama.cpp's build, the context's
+        shape and the prompt itself."""
+        import llama_cpp
+
+        assert self._llama is not None
+        stat = self.model_path.stat()
+        ident = {
+            "model": str(self.model_path.resolve()),
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "llama_cpp": getattr(llama_cpp, "__version__", "?"),
+            "n_ctx": self._llama.n_ctx(),
+            "n_gpu_layers": self.n_gpu_layers,
+            "messages": pin,
+        }
+        text = json.dumps(ident, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _compact_state(llama: Any) -> Any:
+    """``llama.save_state()`` without the logits of the last batch (n_batch x n_vocab floats,
+    ~300 MB for a 150k vocabulary): a pinned prefix is always followed by more prompt, whose
+    evaluation writes new logits, so one zero row (broadcast by ``load_state``) stands in."""
+    import numpy as np
+    from llama_cpp import LlamaState, llama_cpp
+
+    size = int(llama_cpp.llama_state_get_size(llama.ctx))
+    buffer = (ctypes.c_uint8 * size)()
+    written = int(llama_cpp.llama_state_get_data(llama.ctx, buffer, size))
+    if written > size:
+        raise RuntimeError("llama.cpp wrote more state than it said it would")
+    return LlamaState(
+        input_ids=llama.input_ids.copy(),
+        scores=np.zeros((1, llama.n_vocab()), dtype=np.single),
+        n_tokens=llama.n_tokens,
+        llama_state=ctypes.string_at(buffer, written),
+        llama_state_size=written,
+        seed=llama._seed,
+    )
+
+
+class _StateFiles:
+    """Pinned prompt states kept between processes: ``<dir>/<key>.state``, one per model and
+    prompt, written atomically; the newest ``keep`` stay. A file that is short, from another
+    format or does not load is a miss (the prefix is evaluated again), never an error."""
+
+    MAGIC = b"KGQAPIN1"
+
+    def __init__(self, folder: Path, keep: int = 8):
+        self.folder = folder
+        self.keep = keep
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}.state"
+
+    def read(self, key: str) -> Any:
+        import numpy as np
+        from llama_cpp import LlamaState
+
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            if not data.startswith(self.MAGIC):
+                raise ValueError("not a kgqa state file")
+            at = len(self.MAGIC)
+            head_len = int.from_bytes(data[at : at + 4], "little")
+            head = json.loads(data[at + 4 : at + 4 + head_len])
+            if head["key"] != key:
+                raise ValueError("another prompt's state")
+            at += 4 + head_len
+            ids_bytes = 4 * int(head["n_ids"])
+            ids = np.frombuffer(data[at : at + ids_bytes], dtype=np.intc).copy()
+            at += ids_bytes
+            blob = data[at:]
+            if len(ids) != int(head["n_ids"]) or len(blob) != int(head["state_size"]):
+                raise ValueError("truncated")
+        except (ValueError, KeyError, TypeError) as e:
+            log.warning("ignoring pinned prompt state %s: %s", path, e)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: kept longest
+        return LlamaState(
+            input_ids=ids,
+            scores=np.zeros((1, int(head["n_vocab"])), dtype=np.single),
+            n_tokens=int(head["n_tokens"]),
+            llama_state=blob,
+            llama_state_size=len(blob),
+            seed=int(head["seed"]),
+        )
+
+    def write(self, key: str, state: Any) -> None:
+        head = json.dumps(
+            {
+                "key": key,
+                "n_ids": int(len(state.input_ids)),
+                "n_tokens": int(state.n_tokens),
+                "n_vocab": int(state.scores.shape[1]),
+                "state_size": int(state.llama_state_size),
+                "seed": int(state.seed),
+            }
+        ).encode("utf-8")
+        path = self._path(key)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(self.MAGIC + len(head).to_bytes(4, "little") + head)
+                f.write(state.input_ids.astype("intc").tobytes())
+                f.write(state.llama_state)
+            os.replace(tmp, path)
+        except OSError as e:  # a read-only or full disk costs the next process time, no more
+            log.warning("cannot keep the pinned prompt state in %s: %s", self.folder, e)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            return
+        self._prune()
+
+    def remove(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+    def _prune(self) -> None:
+        def mtime(p: Path) -> float:
+            try:
+                return p.stat().st_mtime
+            except OSError:
+                return 0.0
+
+        files = sorted(self.folder.glob("*.state"), key=mtime, reverse=True)
+        for old in files[self.keep :]:
+            old.unlink(missing_ok=True)
 
 
 class _PinnedStates:
@@ -211,6 +382,10 @@ class _PinnedStates:
 
     def __init__(self) -> None:
         self._states: list[tuple[list[Any], Any]] = []
+
+    def serving(self, llama: Any) -> _OneLookup:
+        """This cache for one call of ``llama``."""
+        return _OneLookup(self, llama)
 
     def add(self, messages: list[Any], state: Any) -> None:
         self._states.append((messages, state))
@@ -242,3 +417,30 @@ class _PinnedStates:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         pass  # per-call states are not kept: only the pinned ones are worth their memory
+
+
+class _OneLookup:
+    """The pinned states for one completion: answers llama-cpp-python's lookup before the
+    prompt is evaluated, then unsets itself as ``llama.cache``, so that the call does not end
+    with ``save_state()`` (a copy of the full state, logits included, that nothing would keep).
+    """
+
+    def __init__(self, pins: _PinnedStates, llama: Any):
+        self._pins = pins
+        self._llama = llama
+
+    def _detach(self) -> None:
+        if self._llama.cache is self:
+            self._llama.cache = None
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return self._pins[key]
+        finally:
+            self._detach()
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._pins
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass

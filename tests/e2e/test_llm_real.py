@@ -89,3 +89,39 @@ def test_pinned_prefix_gives_the_same_output_with_far_fewer_tokens_evaluated(llm
     assert plain.prompt_tokens > 400
     # Only the question's own tokens and the generated ones are evaluated again.
     assert pinned_tokens < plain_tokens - 300, (pinned_tokens, plain_tokens)
+
+
+def test_a_pinned_prefix_kept_on_disk_is_loaded_by_the_next_process(tmp_path):
+    """A second LlamaCppLLM (as a new process would have) loads the evaluated pin from
+    ``state_dir`` instead of evaluating it, and answers exactly as the first one did."""
+    from kgqa.pipeline.pipeline import decomposition_turns
+    from kgqa.profile.files import profile_without_graph
+    from kgqa.prompts import PromptTemplate
+
+    path = resolve_model("qwen2.5-coder-0.5b", load_settings(env={}).cache_dir)
+    decompose = PromptTemplate(
+        "decompose", examples=decomposition_turns(profile_without_graph("metaqa"))
+    )
+    prompt = decompose.render(question="who directed the movies written by [Nora Ephron]")
+    params = GenParams(max_tokens=40, temperature=0.0, stop=("<END>",))
+    runs = []
+    for _ in range(2):
+        llm = LlamaCppLLM(path, name="qwen2.5-coder-0.5b", n_ctx=1024, state_dir=tmp_path)
+        llm.pin_prefix(decompose.render(question=""))
+        llm.warm_up()
+        evaluated: list[int] = []
+        real_eval = llm._llama.eval
+
+        def counting_eval(tokens, real_eval=real_eval, evaluated=evaluated):
+            evaluated.append(len(tokens))
+            return real_eval(tokens)
+
+        llm._llama.eval = counting_eval
+        text = llm.complete(prompt, params).text
+        runs.append((text, sum(evaluated), llm.pins_evaluated, llm.pins_loaded))
+    (first_text, first_tokens, *first_pins), (second_text, second_tokens, *second_pins) = runs
+    assert first_pins == [1, 0] and second_pins == [0, 1]
+    assert len(list(tmp_path.glob("*.state"))) == 1
+    assert second_text == first_text
+    # The second process evaluated the question and the answer only, not the ~500-token pin.
+    assert second_tokens < first_tokens - 300, (second_tokens, first_tokens)
