@@ -71,7 +71,7 @@ def main() -> int:
     )
     settings = load_settings()
     with Factory(settings) as f:
-        embed = f._loaded_embedder().embed
+        embed = f.question_embedder().embed
         vocab = StepVocabulary(profile)
         vectors = phrase_vectors(embed, profile, vocab.steps)
         walker = GraphWalker(

@@ -76,7 +76,7 @@ def main() -> int:
     settings = load_settings()
     out = args.out.open("w", encoding="utf-8") if args.out else None
     with Factory(settings) as f:
-        embed = f._loaded_embedder().embed
+        embed = f.question_embedder().embed
         vocab = StepVocabulary(profile)
         walker = GraphWalker(
             store.frontier_edges,

@@ -4,16 +4,19 @@ the vector index, the LLM and the KB profile, each once, on first use, from one
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kgqa.errors import ConfigError, GraphUnavailable
+from kgqa.errors import ConfigError, GraphUnavailable, ModelNotFound
 from kgqa.settings import Settings
 
 if TYPE_CHECKING:
     import neo4j
 
+    from kgqa.embed.base import Embedder
     from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
     from kgqa.graph.neo4j_store import Neo4jStore
     from kgqa.graphmode.pipeline import GraphPipeline
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from kgqa.pipeline.retrieve import GraphRetriever
     from kgqa.profile.model import KBProfile
 
+log = logging.getLogger(__name__)
+EMBED_BACKENDS = ("auto", "torch", "onnx")
 # The file of the relation names the LLM gave, reused when a profile is derived again.
 NAMER_CACHE = "profile-names.json"
 
@@ -42,6 +47,8 @@ class Factory:
         self._cache: dict[str, Any] = {}
         # True for a factory made by sharing(): what it holds is another's to close.
         self._shared = False
+        # Seconds spent making things (connecting, loading models): startup_timings().
+        self._made: dict[str, float] = {}
 
     # -- Neo4j -----------------------------------------------------------------------------
     def password(self) -> str:
@@ -60,7 +67,9 @@ class Factory:
         """A connected driver; every failure becomes one line naming the setting to fix."""
         if self._driver is None:
             check_uri(self.settings.neo4j.effective_uri)  # before asking for a password
+            start = time.perf_counter()
             self._driver = connect(self.settings, self.password())
+            self._made["neo4j_connect"] = time.perf_counter() - start
         return self._driver
 
     def graph(self) -> Neo4jStore:
@@ -99,14 +108,66 @@ class Factory:
             self._cache["vector_index"] = VectorIndex.open(self.settings.index_dir, self.embedder())
         return self._cache["vector_index"]
 
-    def _loaded_embedder(self) -> SentenceTransformerEmbedder:
-        """The embedder with its model loaded now (seconds, once per process), so that the
-        first question's stage timings measure the question, not the model load."""
-        embedder = self.embedder()
-        warm_up = getattr(embedder, "warm_up", None)
-        if warm_up is not None:
-            warm_up()
-        return embedder
+    def question_embedder(self) -> Embedder:
+        """The embedder of questions' texts with its model loaded now (once per process), so
+        that the first question's stage timings measure the question, not the model load.
+
+        ``embed.backend`` "onnx", or "auto" where ONNX Runtime is installed: the same model
+        through ONNX Runtime (no torch import: seconds sooner in a new process); "auto" falls
+        back to :meth:`embedder` for a model it cannot export."""
+        if "query_embedder" not in self._cache:
+            start = time.perf_counter()
+            s = self.settings.embed
+            if s.backend not in EMBED_BACKENDS:
+                raise ConfigError(
+                    f"embed.backend must be one of {', '.join(EMBED_BACKENDS)}, not {s.backend!r}"
+                )
+            from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
+
+            embedder: Any = None
+            # "auto" stands in only for the sentence-transformers embedder of embed.model (not
+            # for one given to the factory otherwise).
+            replaceable = isinstance(self.embedder(), SentenceTransformerEmbedder)
+            if s.backend == "onnx" or (s.backend == "auto" and s.device == "cpu" and replaceable):
+                from kgqa.embed.onnx import OnnxEmbedder, onnx_available
+
+                if s.backend == "onnx" or onnx_available():
+                    onnx = OnnxEmbedder(s.model, self.settings.cache_dir, batch_size=s.batch_size)
+                    try:
+                        onnx.warm_up()
+                        embedder = onnx
+                    except ModelNotFound as e:
+                        if s.backend == "onnx":
+                            raise
+                        log.info("embedding questions with torch: %s", e)
+            if embedder is None:
+                embedder = self.embedder()
+                warm_up = getattr(embedder, "warm_up", None)
+                if warm_up is not None:
+                    warm_up()
+            self._cache["query_embedder"] = embedder
+            self._made["embedder_load"] = time.perf_counter() - start
+        return self._cache["query_embedder"]
+
+    def startup_timings(self) -> dict[str, object]:
+        """Where the time outside the pipeline's stages went in this process: connecting to
+        Neo4j, loading the question embedder (which one) and the LLM, and the LLM's pinned
+        prompt prefixes (evaluated here, or loaded from llm.prompt_states)."""
+        out: dict[str, object] = {k: round(v, 3) for k, v in self._made.items()}
+        embedder = self._cache.get("query_embedder")
+        if embedder is not None:
+            out["embedder"] = type(embedder).__name__
+        llm = self._cache.get("llm")
+        for attr, key in (
+            ("load_seconds", "llm_load"),
+            ("pin_seconds", "prompt_pin"),
+            ("pins_evaluated", "pins_evaluated"),
+            ("pins_loaded", "pins_loaded"),
+        ):
+            value = getattr(llm, attr, None)
+            if value is not None:
+                out[key] = round(value, 3) if isinstance(value, float) else value
+        return out
 
     def retriever(self) -> GraphRetriever:
         """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
@@ -118,7 +179,7 @@ class Factory:
             self._cache["retriever"] = GraphRetriever(
                 self.graph(),
                 self.vector_index(),
-                self._loaded_embedder(),
+                self.question_embedder(),
                 ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
             )
         return self._cache["retriever"]
@@ -231,7 +292,7 @@ class Factory:
 
         from kgqa.graphmode.scoring import phrase_vectors
 
-        embedder = self._loaded_embedder()
+        embedder = self.question_embedder()
         texts = [[s.relation, s.outgoing, list(profile.step_phrases(s))] for s in steps]
         key = hashlib.sha256(json.dumps([embedder.name, texts]).encode()).hexdigest()[:24]
         path = self.settings.index_dir / f"phrases-{key}.npz"
@@ -294,7 +355,7 @@ class Factory:
 
         graph = self.graph()
         profile = self.profile()
-        embedder = self._loaded_embedder()
+        embedder = self.question_embedder()
         vocabulary = StepVocabulary(profile)
         steps = vocabulary.steps
         walker = GraphWalker(

@@ -81,6 +81,11 @@ class EmbedSettings:
     device: str = "cpu"
     # "auto" (bfloat16 on CPUs with AVX-512 BF16, else float32), "float32" or "bfloat16".
     precision: str = "auto"
+    # What runs the model. "torch": sentence-transformers; "onnx": ONNX Runtime over a
+    # one-time export in <cache_dir>/embed-onnx (float32; no torch in the process); "auto":
+    # ONNX Runtime for the few texts of a question (a new process starts ~7 s sooner), torch
+    # for indexing (bf16 is 1.7x ONNX's float32 on many texts; docs/benchmarks.md).
+    backend: str = "auto"
 
 
 @dataclass(frozen=True)

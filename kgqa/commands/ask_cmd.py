@@ -7,6 +7,7 @@ that opens the evidence in Neo4j Browser); ``--json`` prints the same content as
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -140,6 +141,20 @@ def format_sections(sections: Sequence[tuple[str, str]]) -> str:
     )
 
 
+def process_age() -> float | None:
+    """Seconds since this process started (the interpreter's start included), from the
+    kernel's clock; ``None`` where /proc is not there."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            # The command name (field 2) may hold spaces: count fields after its ")".
+            started = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(uptime - started / os.sysconf("SC_CLK_TCK"), 2)
+
+
 @click.command()
 @click.argument("question")
 @click.option(
@@ -225,6 +240,7 @@ def ask(
         finally:
             if cache is not None:
                 cache.close()
+        startup = factory.startup_timings()
     if result.linked is not None:
         click.echo(f"linked entity: {result.linked}", err=True)
     if result.cache is not None and result.cache.hit:
@@ -233,7 +249,13 @@ def ask(
             err=True,
         )
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        doc = result.to_json()
+        # This process's start-up beside the stages: from kgqa's import to the answer.
+        doc["timings"]["startup"] = {
+            **startup,
+            "process_seconds": process_age(),
+        }
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     from kgqa.graph.inspect import browser_url, run_cypher
 

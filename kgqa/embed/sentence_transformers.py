@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,32 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
     return "bfloat16" if {"avx512_bf16", "amx_bf16"} & set(flags) else "float32"
 
 
+def embed_sorted(
+    texts: Sequence[str],
+    dim: int,
+    batch_size: int,
+    encode: Callable[[list[str]], np.ndarray],
+    progress: bool = False,
+) -> np.ndarray:
+    """``encode`` over batches of similar length (triples are short and vary a lot: little
+    compute goes to padding), rows returned in the order of ``texts``."""
+    n = len(texts)
+    out = np.empty((n, dim), dtype=np.float32)
+    if n == 0:
+        return out
+    order = np.argsort(np.fromiter((len(t) for t in texts), dtype=np.int64, count=n), kind="stable")
+    from tqdm import tqdm
+
+    with tqdm(
+        total=n, unit="text", desc="embedding", file=sys.stderr, disable=not progress, smoothing=0.1
+    ) as bar:
+        for start in range(0, n, batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = encode([texts[i] for i in rows])
+            bar.update(len(rows))
+    return out
+
+
 class SentenceTransformerEmbedder:
     """Implements :class:`kgqa.embed.base.Embedder` with a sentence-transformers model.
 
@@ -188,31 +214,7 @@ class SentenceTransformerEmbedder:
         self, texts: Sequence[str], batch_size: int | None = None, progress: bool = False
     ) -> np.ndarray:
         self.warm_up()
-        n = len(texts)
-        out = np.empty((n, self.dim), dtype=np.float32)
-        if n == 0:
-            return out
-        bs = batch_size or self.batch_size
-        # Batches of similar length waste little compute on padding; triples are short and
-        # vary a lot, so sorting first is a large speedup. `order` keeps rows aligned.
-        order = np.argsort(
-            np.fromiter((len(t) for t in texts), dtype=np.int64, count=n), kind="stable"
-        )
-        from tqdm import tqdm
-
-        with tqdm(
-            total=n,
-            unit="text",
-            desc="embedding",
-            file=sys.stderr,
-            disable=not progress,
-            smoothing=0.1,
-        ) as bar:
-            for start in range(0, n, bs):
-                rows = order[start : start + bs]
-                out[rows] = self._encode([texts[i] for i in rows])
-                bar.update(len(rows))
-        return out
+        return embed_sorted(texts, self.dim, batch_size or self.batch_size, self._encode, progress)
 
     def _encode(self, batch: list[str]) -> np.ndarray:
         vectors = self._model.encode(

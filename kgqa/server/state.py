@@ -54,10 +54,7 @@ class ServerState:
         question does not pay for them (and a broken set-up fails at start-up, in one line)."""
         f = self.factory
         f.graph()
-        embedder = f.embedder()
-        warm = getattr(embedder, "warm_up", None)
-        if warm is not None:
-            warm()
+        embedder = f.question_embedder()  # loaded
         self.loaded["embedder"] = str(getattr(embedder, "name", type(embedder).__name__))
         llm = f.llm()
         warm = getattr(llm, "warm_up", None)

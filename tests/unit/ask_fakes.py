@@ -42,5 +42,8 @@ class AskFactoryBase:
     def graph(self) -> FakeGraph:
         return self.graph_store
 
+    def startup_timings(self) -> dict[str, object]:
+        return {}
+
     def profile(self) -> KBProfile:
         return KBProfile("derived", "", {})

@@ -166,6 +166,9 @@ class _Factory:
     def graph(self):
         return self.store
 
+    def startup_timings(self) -> dict[str, object]:
+        return {"neo4j_connect": 0.0}
+
     def pipeline(self, mode: str):
         factory = self
 
@@ -245,6 +248,9 @@ def test_cli_ask_uses_the_cache_and_no_cache_answers_afresh(
     first = run()
     assert first.exit_code == 0, first.output
     assert json.loads(first.stdout)["cache"]["hit"] is False
+    # --json shows the process's start-up beside the stages
+    startup = json.loads(first.stdout)["timings"]["startup"]
+    assert startup["neo4j_connect"] == 0.0 and startup["process_seconds"] > 0
     second = run()
     assert json.loads(second.stdout)["cache"]["hit"] is True
     assert "answer from the cache" in second.stderr
