@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     import neo4j
 
     from kgqa.embed.base import Embedder
-    from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
     from kgqa.graph.neo4j_store import Neo4jStore
     from kgqa.graphmode.pipeline import GraphPipeline
     from kgqa.index.faiss_index import VectorIndex
@@ -87,16 +86,28 @@ class Factory:
         """The graph reads of the faithfulness check (its ``KBGraph``): the graph store."""
         return self.graph()
 
-    def embedder(self) -> SentenceTransformerEmbedder:
-        """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed``; the model loads on
-        the first ``embed`` call, not here."""
+    def embedder(self) -> Embedder:
+        """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed`` that indexing uses:
+        sentence-transformers, or ONNX Runtime with ``embed.backend = onnx``; the model loads
+        on the first ``embed`` call, not here."""
         if "embedder" not in self._cache:
-            from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
-
             s = self.settings.embed
-            self._cache["embedder"] = SentenceTransformerEmbedder(
-                s.model, device=s.device, batch_size=s.batch_size, precision=s.precision
-            )
+            if s.backend not in EMBED_BACKENDS:
+                raise ConfigError(
+                    f"embed.backend must be one of {', '.join(EMBED_BACKENDS)}, not {s.backend!r}"
+                )
+            if s.backend == "onnx":
+                from kgqa.embed.onnx import OnnxEmbedder
+
+                self._cache["embedder"] = OnnxEmbedder(
+                    s.model, self.settings.cache_dir, batch_size=s.batch_size
+                )
+            else:
+                from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
+
+                self._cache["embedder"] = SentenceTransformerEmbedder(
+                    s.model, device=s.device, batch_size=s.batch_size, precision=s.precision
+                )
         return self._cache["embedder"]
 
     def vector_index(self) -> VectorIndex:
@@ -112,39 +123,34 @@ class Factory:
         """The embedder of questions' texts with its model loaded now (once per process), so
         that the first question's stage timings measure the question, not the model load.
 
-        ``embed.backend`` "onnx", or "auto" where ONNX Runtime is installed: the same model
-        through ONNX Runtime (no torch import: seconds sooner in a new process); "auto" falls
-        back to :meth:`embedder` for a model it cannot export."""
+        ``embed.backend`` "auto" where ONNX Runtime is installed: the same model through ONNX
+        Runtime (no torch import: seconds sooner in a new process), falling back to
+        :meth:`embedder` for a model it cannot export; otherwise :meth:`embedder`."""
         if "query_embedder" not in self._cache:
             start = time.perf_counter()
-            s = self.settings.embed
-            if s.backend not in EMBED_BACKENDS:
-                raise ConfigError(
-                    f"embed.backend must be one of {', '.join(EMBED_BACKENDS)}, not {s.backend!r}"
-                )
             from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
 
-            embedder: Any = None
-            # "auto" stands in only for the sentence-transformers embedder of embed.model (not
-            # for one given to the factory otherwise).
-            replaceable = isinstance(self.embedder(), SentenceTransformerEmbedder)
-            if s.backend == "onnx" or (s.backend == "auto" and s.device == "cpu" and replaceable):
+            s = self.settings.embed
+            embedder: Any = self.embedder()
+            # "auto" stands in only for the sentence-transformers embedder of embed.model on a
+            # CPU (not for an embedder given to the factory otherwise).
+            if (
+                s.backend == "auto"
+                and s.device == "cpu"
+                and isinstance(embedder, SentenceTransformerEmbedder)
+            ):
                 from kgqa.embed.onnx import OnnxEmbedder, onnx_available
 
-                if s.backend == "onnx" or onnx_available():
+                if onnx_available():
                     onnx = OnnxEmbedder(s.model, self.settings.cache_dir, batch_size=s.batch_size)
                     try:
                         onnx.warm_up()
                         embedder = onnx
                     except ModelNotFound as e:
-                        if s.backend == "onnx":
-                            raise
                         log.info("embedding questions with torch: %s", e)
-            if embedder is None:
-                embedder = self.embedder()
-                warm_up = getattr(embedder, "warm_up", None)
-                if warm_up is not None:
-                    warm_up()
+            warm_up = getattr(embedder, "warm_up", None)
+            if warm_up is not None:
+                warm_up()
             self._cache["query_embedder"] = embedder
             self._made["embedder_load"] = time.perf_counter() - start
         return self._cache["query_embedder"]

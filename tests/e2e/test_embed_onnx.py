@@ -1,0 +1,67 @@
+"""The packaged MiniLM through ONNX Runtime: exported once, the float32 model's vectors,
+no torch in a process that only embeds (slow: exports the model with torch)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kgqa.embed.onnx import OnnxEmbedder
+from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
+from kgqa.factory import Factory
+from kgqa.settings import load_settings
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "Heat directed_by Michael Mann",
+    "The Long, Hot Summer has_tags paul newman",
+    "",
+    "a much longer text " * 40,  # past nothing: 256 tokens is the model's limit
+    "Ünïcödé and punctuation: [Vidocq] — «quoted»",
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+def test_the_export_gives_the_float32_models_vectors(cache_dir):
+    onnx = OnnxEmbedder("all-MiniLM-L6-v2", cache_dir)
+    assert not onnx.onnx_path.exists()
+    got = onnx.embed(TEXTS, batch_size=2)  # batches of mixed lengths: padding must not count
+    assert onnx.onnx_path.is_file() and onnx.dim == 384
+    want = SentenceTransformerEmbedder(precision="float32").embed(TEXTS)
+    cosine = (got * want).sum(1)
+    assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
+    assert cosine.min() > 0.99999, cosine
+    # one at a time, the same vectors as in a batch
+    alone = np.vstack([onnx.embed([t]) for t in TEXTS])
+    assert np.allclose(alone, got, atol=1e-5)
+
+
+def test_a_process_that_embeds_with_onnx_never_imports_torch(cache_dir):
+    OnnxEmbedder("all-MiniLM-L6-v2", cache_dir).warm_up()  # the export exists
+    code = (
+        "import sys, json; from pathlib import Path; from kgqa.embed.onnx import OnnxEmbedder; "
+        f"e = OnnxEmbedder('all-MiniLM-L6-v2', Path({str(cache_dir)!r})); "
+        "v = e.embed(['who directed [Heat]']); "
+        "print(json.dumps([v.shape[1], 'torch' in sys.modules, 'transformers' in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [384, False, False]
+
+
+def test_the_factory_embeds_questions_as_embed_backend_says(cache_dir):
+    def made(backend):
+        settings = load_settings({"embed.backend": backend, "cache_dir": str(cache_dir)}, env={})
+        with Factory(settings) as f:
+            return type(f.question_embedder()).__name__, type(f.embedder()).__name__
+
+    # auto: ONNX for questions, torch (bf16 where the CPU has it) for indexing
+    assert made("auto") == ("OnnxEmbedder", "SentenceTransformerEmbedder")
+    assert made("onnx") == ("OnnxEmbedder", "OnnxEmbedder")
+    assert made("torch") == ("SentenceTransformerEmbedder", "SentenceTransformerEmbedder")
