@@ -99,11 +99,30 @@ class StageTotal(_Strict):
     completion_tokens: int
 
 
+class StartupTimings(_Strict):
+    """Where one ``kgqa ask`` process spent its time outside the stages (seconds); only the
+    parts this process made are present. The server answers from a warm process: no block."""
+
+    neo4j_connect: float | None = None
+    embedder_load: float | None = None
+    embedder: str | None = Field(default=None, description="The question embedder's class.")
+    llm_load: float | None = None
+    prompt_pin: float | None = None
+    pins_evaluated: int | None = None
+    pins_loaded: int | None = None
+    process_seconds: float | None = Field(
+        default=None, description="From the process's start to the answer."
+    )
+
+
 class Timings(_Strict):
     stages: dict[str, StageTotal]
     total_seconds: float
     prompt_tokens: int
     completion_tokens: int
+    startup: StartupTimings | None = Field(
+        default=None, description="kgqa ask --json only: this process's start-up."
+    )
 
 
 class SavedRunRef(_Strict):
