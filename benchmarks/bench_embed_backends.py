@@ -8,7 +8,9 @@ Variants (each skipped with a line if its package is missing):
 - ``onnx-fp32``: ONNX Runtime over kgqa's export (``embed.backend onnx``; kgqa.embed.onnx);
 - ``onnx-int8``: that export quantised with ONNX Runtime's dynamic int8;
 - ``static``: a model2vec static model distilled from the same MiniLM (``--static DIR``, made
-  with ``--distill DIR`` once: ``pip install 'model2vec[distill]'``).
+  with ``--distill DIR`` once: ``pip install 'model2vec[distill]'``);
+- ``kgqa-static``: kgqa's own distillation of the same idea (``embed.backend static``;
+  kgqa.embed.static), made once into the cache.
 
 Throughput: ``--triples`` seeded random KB triples (``Triple.verbalize()``), batch 256,
 length-sorted, after a warm-up batch. Agreement: for ``--questions`` seeded dev questions of
@@ -40,6 +42,7 @@ from kgqa.embed.sentence_transformers import (
     embed_sorted,
     resolve_model,
 )
+from kgqa.embed.static import StaticEmbedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.graph.expand import ExpandPolicy
 from kgqa.graph.memory_store import MemoryStore
@@ -109,6 +112,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--static", type=Path, help="a model2vec folder to measure")
     ap.add_argument("--distill", type=Path, help="distill MiniLM into this folder first")
+    ap.add_argument("--variants", help="comma-separated subset (torch-fp32 always runs)")
     args = ap.parse_args()
 
     if args.distill:
@@ -121,6 +125,7 @@ def main() -> int:
     texts = [t.verbalize() for t in rng.sample(triples, min(args.triples, len(triples)))]
 
     onnx = OnnxEmbedder("all-MiniLM-L6-v2", settings.cache_dir)
+    kgqa_static = StaticEmbedder("all-MiniLM-L6-v2", settings.cache_dir)
     fp32 = SentenceTransformerEmbedder(precision="float32")
     bf16 = SentenceTransformerEmbedder(precision="bfloat16")
     variants: dict[str, Callable[[list[str]], np.ndarray] | None] = {
@@ -129,7 +134,10 @@ def main() -> int:
         "onnx-fp32": lambda b: onnx.embed(b),
         "onnx-int8": onnx_int8(onnx),
         "static": static_model(args.static) if args.static else None,
+        "kgqa-static": lambda b: kgqa_static.embed(b),
     }
+    keep = set(args.variants.split(",")) | {"torch-fp32"} if args.variants else set(variants)
+    variants = {k: v for k, v in variants.items() if k in keep}
     print(
         f"{len(texts)} triples, {cpu_count()} thread(s), load average {os.getloadavg()[0]:.2f}",
         flush=True,

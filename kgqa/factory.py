@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kgqa.profile.model import KBProfile
 
 log = logging.getLogger(__name__)
-EMBED_BACKENDS = ("auto", "torch", "onnx")
+EMBED_BACKENDS = ("auto", "torch", "onnx", "static")
 # The file of the relation names the LLM gave, reused when a profile is derived again.
 NAMER_CACHE = "profile-names.json"
 
@@ -88,8 +88,9 @@ class Factory:
 
     def embedder(self) -> Embedder:
         """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed`` that indexing uses:
-        sentence-transformers, or ONNX Runtime with ``embed.backend = onnx``; the model loads
-        on the first ``embed`` call, not here."""
+        sentence-transformers, ONNX Runtime with ``embed.backend = onnx``, or a static model
+        distilled from ``embed.model`` with ``static``; the model loads on the first ``embed``
+        call, not here."""
         if "embedder" not in self._cache:
             s = self.settings.embed
             if s.backend not in EMBED_BACKENDS:
@@ -102,6 +103,10 @@ class Factory:
                 self._cache["embedder"] = OnnxEmbedder(
                     s.model, self.settings.cache_dir, batch_size=s.batch_size
                 )
+            elif s.backend == "static":
+                from kgqa.embed.static import StaticEmbedder
+
+                self._cache["embedder"] = StaticEmbedder(s.model, self.settings.cache_dir)
             else:
                 from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
 

@@ -85,6 +85,8 @@ class EmbedSettings:
     # one-time export in <cache_dir>/embed-onnx (float32; no torch in the process); "auto":
     # ONNX Runtime for the few texts of a question (a new process starts ~7 s sooner), torch
     # for indexing (bf16 is 1.7x ONNX's float32 on many texts; docs/benchmarks.md).
+    # "static": a static model kgqa distils once from embed.model (kgqa.embed.static):
+    # ~100x faster to embed a KB, other vectors (its own index: `kgqa index --rebuild`).
     backend: str = "auto"
 
 

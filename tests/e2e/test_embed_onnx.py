@@ -65,3 +65,31 @@ def test_the_factory_embeds_questions_as_embed_backend_says(cache_dir):
     assert made("auto") == ("OnnxEmbedder", "SentenceTransformerEmbedder")
     assert made("onnx") == ("OnnxEmbedder", "OnnxEmbedder")
     assert made("torch") == ("SentenceTransformerEmbedder", "SentenceTransformerEmbedder")
+
+
+def test_the_static_model_is_distilled_once_and_embeds_by_meaning(cache_dir):
+    from kgqa.embed.static import StaticEmbedder
+
+    first = StaticEmbedder("all-MiniLM-L6-v2", cache_dir)
+    assert first.name == "all-MiniLM-L6-v2+static"  # its own index, never MiniLM's
+    assert not first.table_path.exists()
+    got = first.embed(TEXTS)
+    table = first.table_path
+    assert table.is_file() and np.load(table).shape == (30522, 384)
+    assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
+    norms = np.linalg.norm(got, axis=1)
+    assert np.allclose(norms[[0, 1, 3, 4]], 1.0, atol=1e-5) and norms[2] == 0.0  # "" -> zeros
+    # a second process reads the table, it does not distil again, and gives the same vectors
+    stamp = table.stat().st_mtime_ns
+    again = StaticEmbedder("all-MiniLM-L6-v2", cache_dir).embed(TEXTS, batch_size=2)
+    assert table.stat().st_mtime_ns == stamp and np.allclose(again, got, atol=1e-6)
+    # nearest by meaning: the question is nearer the triple it asks about
+    q = first.embed(["who directed Heat"])[0]
+    assert q @ got[0] > q @ got[1] + 0.1, (q @ got[0], q @ got[1])
+
+
+def test_embed_backend_static_embeds_questions_and_triples_alike(cache_dir):
+    settings = load_settings({"embed.backend": "static", "cache_dir": str(cache_dir)}, env={})
+    with Factory(settings) as f:
+        assert type(f.embedder()).__name__ == "StaticEmbedder"
+        assert f.question_embedder() is f.embedder()
