@@ -442,7 +442,7 @@ def check_compatible(manifest: Manifest, embedder: Embedder, index_dir: Path) ->
     if manifest.model != embedder.name:
         raise IndexMismatch(
             f"the vector index in {index_dir} was built with model {manifest.model!r}, "
-            f"not {embedder.name!r} (setting embed.model); {REBUILD_HINT}"
+            f"not {embedder.name!r} (settings embed.model, embed.backend); {REBUILD_HINT}"
         )
     if manifest.dim != embedder.dim:
         raise IndexMismatch(

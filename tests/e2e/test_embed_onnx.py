@@ -79,7 +79,7 @@ def test_the_static_model_is_distilled_once_and_embeds_by_meaning(cache_dir):
     assert got.shape == (len(TEXTS), 384) and got.dtype == np.float32
     norms = np.linalg.norm(got, axis=1)
     assert np.allclose(norms[[0, 1, 3, 4]], 1.0, atol=1e-5) and norms[2] == 0.0  # "" -> zeros
-    # a second process reads the table, it does not distil again, and gives the same vectors
+    # a second instance reads the table, it does not distil again, and gives the same vectors
     stamp = table.stat().st_mtime_ns
     again = StaticEmbedder("all-MiniLM-L6-v2", cache_dir).embed(TEXTS, batch_size=2)
     assert table.stat().st_mtime_ns == stamp and np.allclose(again, got, atol=1e-6)

@@ -106,7 +106,12 @@ def test_index_survives_save_and_load(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "other", [HashingEmbedder(32, name="another-model"), HashingEmbedder(48, name="hashing-32")]
+    "other",
+    [
+        HashingEmbedder(32, name="another-model"),
+        HashingEmbedder(48, name="hashing-32"),
+        HashingEmbedder(32, name="hashing-32+static"),  # embed.backend static: other vectors
+    ],
 )
 def test_index_built_with_another_model_or_dim_is_detected(tmp_path, other):
     sync_index(tmp_path, HashingEmbedder(32), kb(20), progress=False)
