@@ -698,7 +698,15 @@ class GraphPipeline:
             step = self.checked_step(question, entities, parsed[0], allowed)
             return Plan((question,), [step], reasoning)
         # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1): its own
-        # words choose the relation among the topic entity's.
+        # words choose the relation among the topic entity's, among those reaching what the
+        # question asks for when its wording says ("what language is the movie [X] in" read
+        # closest to the genre step's phrasings).
+        allowed = self.reaching(first, ends) if ends else []
+        if allowed:
+            ranked = self.walker.ranked_first(entities, question)
+            own = next((s for s in ranked if s in allowed), None)
+            if own is not None:
+                return Plan((question,), [own], reasoning)
         return Plan((question,), None, reasoning)
 
     def answer(self, question: str, entities: Sequence[str]) -> Answer:

@@ -241,6 +241,11 @@ class GraphWalker:
         """The scorer's score of each step the entities have, for ``text``."""
         return self.scorer(text, self._groups(entities))
 
+    def ranked_first(self, entities: Sequence[str], text: str) -> list[PathStep]:
+        """The entities' steps, best first for ``text``, as the walk's first hop ranks them
+        when no step is named."""
+        return [o.step for o in self._score(text, self._groups(entities), None).options]
+
     def _score(self, text: str, groups: Groups, previous: PathStep | None) -> _Scored:
         scored: Groups = dict(groups)
         if previous is not None and previous not in scored:

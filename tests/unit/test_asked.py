@@ -193,3 +193,18 @@ def test_a_held_path_the_question_reads_as_one_step_takes_that_step() -> None:
     answer = trusting.answer("which country is the nationality of [Ada]", ["Ada"])
     assert answer.parameters["path"] == [["spouse", "out"], ["nationality", "out"]]
     assert [e.name for e in answer.answer_entities] == ["Ostmark"]
+
+
+def test_a_question_answered_by_its_own_words_keeps_to_the_asked_kind() -> None:
+    p = named_profile()
+    vocab = StepVocabulary(p)
+    asked = AskedKinds(_embed, vocab.noun_examples(), floor=0.5)
+    llm = ScriptedLLM().enqueue(["1. countries of [Ada]\n<END>"] * 2)
+    question = "which country is the spouse of [Ada] from"
+    # the phrasings read "spouse" in the question; the question asks for a country
+    by_words = GraphPipeline(llm, walker(p), profile=p, one_step="phrases")
+    assert by_words.answer(question, ["Ada"]).parameters["path"] == [["spouse", "out"]]
+    held = GraphPipeline(llm, walker(p), profile=p, one_step="phrases", asked=asked)
+    answer = held.answer(question, ["Ada"])
+    assert answer.parameters["path"] == [["nationality", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
