@@ -2,11 +2,13 @@
 
 Each seeded question of each set is asked twice as a new process, alternating:
 
-- **before**: ``embed.backend = torch`` (sentence-transformers imports torch and loads the
-  model) and ``llm.prompt_states = false`` (the decomposition's ~1,000-token pinned prefix
-  is evaluated by every process), as every `kgqa ask` ran before issue 16;
+- **before** (``--baseline issue16``, the default): ``embed.backend = torch``
+  (sentence-transformers imports torch and loads the model) and ``llm.prompt_states =
+  false`` (the decomposition's ~1,000-token pinned prefix is evaluated by every process), as
+  every `kgqa ask` ran before issue 16; ``--baseline repack``: ``llm.cpu_repack = on``, the
+  weights repacked at load as every `kgqa ask` did before session 20;
 - **now**: the settings' defaults (ONNX Runtime for the question's texts, the pinned prefix
-  loaded from ``<cache_dir>/prompt-states``).
+  loaded from ``<cache_dir>/prompt-states``, the weights used as stored for one question).
 
 It prints wall seconds per process (p50 / p95 / max), the ratio, whether both gave the same
 answer entities, and the median of each start-up part that ``--json`` reports
@@ -32,7 +34,10 @@ from kgqa.eval.datasets import read_questions, sample
 
 # The console script beside this interpreter: what a user runs.
 KGQA = [str(Path(sys.executable).parent / "kgqa")]
-BEFORE = {"KGQA_EMBED_BACKEND": "torch", "KGQA_LLM_PROMPT_STATES": "false"}
+BASELINES = {
+    "issue16": {"KGQA_EMBED_BACKEND": "torch", "KGQA_LLM_PROMPT_STATES": "false"},
+    "repack": {"KGQA_LLM_CPU_REPACK": "on"},
+}
 
 
 def ask(question: str, extra_env: dict[str, str]) -> tuple[float, dict[str, Any]]:
@@ -62,21 +67,29 @@ def main() -> int:
     ap.add_argument("--sets", default="1-hop,2-hop,3-hop")
     ap.add_argument("--limit", type=int, default=5, help="questions per set")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--baseline", choices=sorted(BASELINES), default="issue16")
     args = ap.parse_args()
+    before = BASELINES[args.baseline]
 
     questions = []
     for set_name in args.sets.split(","):
         path = args.data / set_name / "qa_dev.txt"
         questions += [q.text for q in sample(read_questions(path), args.limit, args.seed)]
-    print(f"{len(questions)} questions, load average {os.getloadavg()[0]:.2f}", flush=True)
-    ask(questions[0], {})  # writes the pinned state if this cache has none: not counted
+    print(
+        f"{len(questions)} questions, baseline {args.baseline}, "
+        f"load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    # Each writes its pinned state if this cache has none: not counted.
+    ask(questions[0], {})
+    ask(questions[0], before)
     walls: dict[str, list[float]] = {"before": [], "now": []}
     parts: dict[str, dict[str, list[float]]] = {"before": {}, "now": {}}
     same = 0
     for i, q in enumerate(questions):
         # Alternate which goes first, so that neither always finds the page cache warmer.
         order = (
-            [("before", BEFORE), ("now", {})] if i % 2 == 0 else [("now", {}), ("before", BEFORE)]
+            [("before", before), ("now", {})] if i % 2 == 0 else [("now", {}), ("before", before)]
         )
         names = {}
         for label, env in order:

@@ -37,9 +37,18 @@ class Factory:
     """``log``: where one-line notes go (deriving the KB profile on first use, say); the CLI
     passes stderr."""
 
-    def __init__(self, settings: Settings, log: Callable[[str], object] | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        log: Callable[[str], object] | None = None,
+        *,
+        one_question: bool = False,
+    ):
         self.settings = settings
         self.log = log or (lambda _msg: None)
+        # A process that answers one question (`kgqa ask`): llm.cpu_repack "auto" loads the
+        # model without repacking for it.
+        self.one_question = one_question
         self._driver: neo4j.Driver | None = None
         self._graph: Neo4jStore | None = None
         self._profile: KBProfile | None = None
@@ -174,6 +183,7 @@ class Factory:
             ("pin_seconds", "prompt_pin"),
             ("pins_evaluated", "pins_evaluated"),
             ("pins_loaded", "pins_loaded"),
+            ("cpu_repack", "llm_cpu_repack"),
         ):
             value = getattr(llm, attr, None)
             if value is not None:
@@ -223,6 +233,14 @@ class Factory:
                 from kgqa.llm.llama_cpp import LlamaCppLLM
                 from kgqa.llm.models import resolve_model
 
+                repack = {"on": True, "off": False, "auto": not self.one_question}.get(
+                    s.cpu_repack.strip().lower()
+                )
+                if repack is None:
+                    raise ConfigError(
+                        f"llm.cpu_repack must be 'auto', 'on' or 'off', not {s.cpu_repack!r} "
+                        f"(KGQA_LLM_CPU_REPACK)"
+                    )
                 self._cache["llm"] = LlamaCppLLM(
                     resolve_model(s.model, self.settings.cache_dir),
                     name=s.model,
@@ -233,6 +251,7 @@ class Factory:
                     state_dir=(
                         self.settings.cache_dir / "prompt-states" if s.prompt_states else None
                     ),
+                    cpu_repack=repack,
                 )
             else:
                 raise ConfigError(

@@ -231,7 +231,7 @@ def ask(
     cache = None
     if settings.answer_cache.enabled and not no_cache:
         cache = AnswerCache(settings.answer_cache_dir, settings.answer_cache.size_mb, log=log)
-    with Factory(settings, log=log) as factory:
+    with Factory(settings, log=log, one_question=True) as factory:
         try:
             result = ask_question(
                 factory, question, entities=entities, mode=mode, check=check, save=save,

@@ -59,6 +59,7 @@ class LlamaCppLLM:
         seed: int = 0,
         verbose: bool = False,
         state_dir: str | Path | None = None,
+        cpu_repack: bool = True,
     ):
         self.model_path = Path(model_path)
         self.name = name or self.model_path.stem
@@ -67,6 +68,7 @@ class LlamaCppLLM:
         self.n_gpu_layers = n_gpu_layers
         self.seed = seed
         self.verbose = verbose
+        self.cpu_repack = cpu_repack
         self.load_seconds: float | None = None
         self._llama: llama_cpp.Llama | None = None
         self._grammars: dict[str, Any] = {}
@@ -94,15 +96,16 @@ class LlamaCppLLM:
             raise ModelNotFound(f"model file {self.model_path} does not exist")
         start = time.perf_counter()
         try:
-            self._llama = llama_cpp.Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                n_gpu_layers=self.n_gpu_layers,
-                seed=self.seed,
-                verbose=self.verbose,
-            )
+            with _extra_buffers(self.cpu_repack):
+                self._llama = llama_cpp.Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    n_gpu_layers=self.n_gpu_layers,
+                    seed=self.seed,
+                    verbose=self.verbose,
+                )
         except (ValueError, RuntimeError) as e:
             raise ModelNotFound(f"llama.cpp cannot load {self.model_path}: {e}") from e
         self.load_seconds = time.perf_counter() - start
@@ -255,8 +258,41 @@ class LlamaCppLLM:
             "n_gpu_layers": self.n_gpu_layers,
             "messages": pin,
         }
+        if not self.cpu_repack:
+            # the evaluated prefix's numbers come from the kernels of one weight layout (only
+            # named when off, so that the states written before the setting keep their keys)
+            ident["cpu_repack"] = False
         text = json.dumps(ident, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+_load_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _extra_buffers(on: bool) -> Any:
+    """Models loaded inside use llama.cpp's extra CPU buffer types (the repacked weight
+    layouts) only when ``on``. llama-cpp-python's ``Llama()`` takes no argument for
+    ``llama_model_params.use_extra_bufts``: the default parameters it reads are changed while
+    it loads (one load at a time)."""
+    import llama_cpp.llama_cpp as capi
+
+    if on:
+        yield
+        return
+    default = capi.llama_model_default_params
+
+    def without() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    with _load_lock:
+        setattr(capi, "llama_model_default_params", without)  # noqa: B010
+        try:
+            yield
+        finally:
+            setattr(capi, "llama_model_default_params", default)  # noqa: B010
 
 
 def _compact_state(llama: Any) -> Any:

@@ -107,6 +107,9 @@ class StartupTimings(_Strict):
     embedder_load: float | None = None
     embedder: str | None = Field(default=None, description="The question embedder's class.")
     llm_load: float | None = None
+    llm_cpu_repack: bool | None = Field(
+        default=None, description="Whether llama.cpp repacked the weights (llm.cpu_repack)."
+    )
     prompt_pin: float | None = None
     pins_evaluated: int | None = None
     pins_loaded: int | None = None

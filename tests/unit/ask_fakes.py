@@ -30,7 +30,7 @@ class AskFactoryBase:
 
     graph_store = FakeGraph()
 
-    def __init__(self, settings: object, log: object = None) -> None:
+    def __init__(self, settings: object, log: object = None, **_: object) -> None:
         self.settings = settings
 
     def __enter__(self) -> AskFactoryBase:

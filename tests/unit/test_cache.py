@@ -227,7 +227,7 @@ def test_cli_ask_uses_the_cache_and_no_cache_answers_afresh(
     made: list[_Factory] = []
 
     class CliFactory(_Factory):
-        def __init__(self, s: Settings, log: object = None) -> None:
+        def __init__(self, s: Settings, log: object = None, **_: object) -> None:
             super().__init__(s)
             made.append(self)
 

@@ -80,7 +80,7 @@ def _cli(monkeypatch, answer):
     from ask_fakes import AskFactoryBase
 
     class FakeFactory(AskFactoryBase):
-        def __init__(self, settings, log=None):
+        def __init__(self, settings, log=None, **_):
             seen["settings"] = settings
 
         def pipeline(self, mode):

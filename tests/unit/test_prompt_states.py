@@ -75,3 +75,87 @@ def test_an_unwritable_folder_costs_time_not_an_error(tmp_path, caplog):
     blocker.write_text("not a folder")
     _StateFiles(blocker / "states").write("k1", _state())
     assert "cannot keep the pinned prompt state" in caplog.text
+
+
+def test_cpu_repack_off_loads_without_extra_buffers_and_restores_the_default():
+    import llama_cpp.llama_cpp as capi
+
+    from kgqa.llm.llama_cpp import _extra_buffers
+
+    default = capi.llama_model_default_params
+    assert default().use_extra_bufts  # llama.cpp's own default: repack on CPU
+    with _extra_buffers(True):
+        assert capi.llama_model_default_params().use_extra_bufts
+    with pytest.raises(RuntimeError), _extra_buffers(False):
+        assert not capi.llama_model_default_params().use_extra_bufts
+        raise RuntimeError("the load failed")
+    assert capi.llama_model_default_params is default
+
+
+def test_a_state_pinned_without_repack_has_its_own_key_and_the_default_keeps_the_old_one(
+    tmp_path,
+):
+    from kgqa.llm.llama_cpp import LlamaCppLLM
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+
+    class _Ctx:
+        def n_ctx(self):
+            return 4096
+
+    keys = {}
+    for repack in (True, False):
+        llm = LlamaCppLLM(model, cpu_repack=repack)
+        llm._llama = _Ctx()
+        keys[repack] = llm._state_key([{"role": "system", "content": "pinned"}])
+    assert keys[True] != keys[False]
+    # the key of a repacked load is what it was before the setting existed
+    import hashlib
+    import json
+
+    import llama_cpp
+
+    stat = model.stat()
+    before = {
+        "model": str(model.resolve()),
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "llama_cpp": llama_cpp.__version__,
+        "n_ctx": 4096,
+        "n_gpu_layers": 0,
+        "messages": [{"role": "system", "content": "pinned"}],
+    }
+    text = json.dumps(before, sort_keys=True, ensure_ascii=False)
+    assert keys[True] == hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@pytest.mark.parametrize(
+    ("value", "one_question", "repack"),
+    [("auto", True, False), ("auto", False, True), ("on", True, True), ("off", False, False)],
+)
+def test_cpu_repack_auto_loads_as_stored_for_one_question(
+    tmp_path, monkeypatch, value, one_question, repack
+):
+    from kgqa.factory import Factory
+    from kgqa.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    env = {"HOME": str(tmp_path), "KGQA_LLM_MODEL": str(model), "KGQA_LLM_CPU_REPACK": value}
+    factory = Factory(load_settings(env=env), one_question=one_question)
+    assert factory.llm().cpu_repack is repack  # built, not loaded
+
+
+def test_cpu_repack_refuses_another_word(tmp_path, monkeypatch):
+    from kgqa.errors import ConfigError
+    from kgqa.factory import Factory
+    from kgqa.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    env = {"HOME": str(tmp_path), "KGQA_LLM_MODEL": str(model), "KGQA_LLM_CPU_REPACK": "maybe"}
+    with pytest.raises(ConfigError, match="llm.cpu_repack must be"):
+        Factory(load_settings(env=env)).llm()

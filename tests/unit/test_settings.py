@@ -59,3 +59,11 @@ def test_paths_and_password_hidden(tmp_path, monkeypatch):
     assert isinstance(s.data_dir, Path)
     assert s.index_dir == s.data_dir / "index" / "neo4j"
     assert as_dict(s)["neo4j"]["password"] == "***"
+
+
+def test_a_bool_setting_refuses_a_word_that_is_not_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {"HOME": str(tmp_path), "KGQA_LLM_PROMPT_STATES": "off"}
+    assert load_settings(env=env).llm.prompt_states is False
+    with pytest.raises(ConfigError, match="true or false"):
+        load_settings(env={"HOME": str(tmp_path), "KGQA_LLM_PROMPT_STATES": "sometimes"})
