@@ -214,6 +214,25 @@ def _ends_phrase(word: str) -> bool:
     )
 
 
+_OTHER_SKIPPED = frozenset([_TOPIC, "'s", "what", "how", "why"])
+
+
+def other_words(question: str) -> list[str]:
+    """The words of ``question`` that may name a kind of node, apart from the word that labels
+    its entity ("movie" of "describe the movie [X]": what the entity is, not what is asked
+    for): no function words, nothing inside brackets."""
+    text = _BRACKETED.sub(f" {_TOPIC} ", question.lower().replace("’", "'"))
+    text = re.sub(r"\s+'s\b", " 's", text)
+    words = _WORD.findall(text)
+    label = {i - 1 for i, w in enumerate(words) if w == _TOPIC and i > 0}
+    found = [
+        w
+        for i, w in enumerate(words)
+        if i not in label and w not in FUNCTION_WORDS and w not in _OTHER_SKIPPED
+    ]
+    return list(dict.fromkeys(found))
+
+
 class AskedKinds:
     """Which of a KB's nouns for its kinds of node a question asks for.
 
@@ -257,6 +276,15 @@ class AskedKinds:
         bare = (self._bare[keep] @ q.T).max(axis=1)
         named = (self._named[keep] @ q.T).max(axis=1)
         return {self.nouns[i]: float(s) for i, s in zip(keep, (bare + named) / 2, strict=True)}
+
+    def named(self, question: str, noun: str) -> bool:
+        """Whether a word of ``question`` other than its entity's label (:func:`other_words`)
+        reads as ``noun`` as a noun phrase of that one word would be chosen: "the
+        scriptwriter of [X] also wrote movies" names "movies"; "what are some words that
+        describe movie [X]" does not."""
+        if noun not in self.nouns:
+            return False
+        return any(noun in self.choose(Asked((w,))) for w in other_words(question))
 
     def choose(self, asked: Asked, among: Sequence[str] | None = None) -> list[str]:
         """The nouns asked for, best first; empty when none clearly is."""

@@ -626,6 +626,33 @@ class GraphPipeline:
             return self.vocabulary.write(shorter, topic), list(shorter), note
         return steps, keys, None
 
+    def cut_return(
+        self, question: str, steps: list[str], keys: list[PathStep | None]
+    ) -> tuple[list[str], list[PathStep | None], str | None]:
+        """A written path whose last step goes straight back along the relation the step
+        before followed ("tags of [X]", "movies of those tags": the other movies that share a
+        tag with X) loses that step where nothing the question asks for was read and none of
+        its words but its entity's label names what the step reaches ("what are some words
+        that describe movie [X]": "movie" is what X is). A question that wants the other
+        nodes names them ("the scriptwriter of [X] also wrote movies"). Returns the steps,
+        their keys and a reasoning line when cut."""
+        assert self.profile is not None and self.vocabulary is not None
+        assert self.asked is not None
+        if len(keys) < 2 or any(k is None for k in keys):
+            return steps, keys, None
+        path = [k for k in keys if k is not None]
+        out, back = self.profile.canonical(path[-2]), self.profile.canonical(path[-1])
+        if out.relation != back.relation or out.outgoing == back.outgoing:
+            return steps, keys, None
+        noun = self.vocabulary.answer_noun(path[-1])
+        if self.asked.named(question, noun):
+            return steps, keys, None
+        note = (
+            f"step {len(path)} goes straight back along the relation of step {len(path) - 1} "
+            f"to {noun}, which no word of the question names but its entity's label: dropped"
+        )
+        return steps[:-1], keys[:-1], note
+
     def asked_for(self, question: str, first: Sequence[PathStep]) -> tuple[list[str], bool]:
         """The nouns ``question`` asks for among those its topic's paths reach, and whether
         the path is held to end where it first reaches one (:mod:`kgqa.graphmode.asked`);
@@ -681,6 +708,10 @@ class GraphPipeline:
             direct = self.direct_step(question, entities, parsed[0], first, ends[0])
             if direct is not None:
                 return Plan((question,), [direct], reasoning)
+        if len(steps) > 1 and parsed and self.cut_loops and not ends and self.asked is not None:
+            steps, parsed, note = self.cut_return(question, steps, parsed)
+            if note:
+                reasoning = f"{reasoning}\n{note}"
         if len(steps) > 2 and parsed and self.cut_loops and self.embed is not None:
             steps, parsed, note = self.cut_loop(question, entities[0], steps, parsed, ends)
             if note:

@@ -12,7 +12,7 @@ from people_kb import derived
 from test_graphmode import _as_regex, _llama_grammar, named_profile, walker
 
 from kgqa.graph.paths import PathStep
-from kgqa.graphmode.asked import WH_PHRASES, Asked, AskedKinds, asked_phrase
+from kgqa.graphmode.asked import WH_PHRASES, Asked, AskedKinds, asked_phrase, other_words
 from kgqa.graphmode.pipeline import GraphPipeline
 from kgqa.graphmode.vocabulary import StepVocabulary
 from kgqa.llm.fake import ScriptedLLM
@@ -208,3 +208,45 @@ def test_a_question_answered_by_its_own_words_keeps_to_the_asked_kind() -> None:
     answer = held.answer(question, ["Ada"])
     assert answer.parameters["path"] == [["nationality", "out"]]
     assert [e.name for e in answer.answer_entities] == ["Norland"]
+
+
+def test_the_words_that_may_name_a_kind_leave_out_the_entitys_label() -> None:
+    assert other_words("what are some words that describe movie [Ada]") == [
+        "some",
+        "words",
+        "describe",
+    ]
+    assert other_words("the teacher of [Ada] also taught painters") == [
+        "teacher",
+        "also",
+        "taught",
+        "painters",
+    ]
+
+
+def _returning(question: str, **options: object) -> GraphPipeline:
+    p = named_profile()
+    vocab = StepVocabulary(p)
+    llm = ScriptedLLM().enqueue(["1. countries of [Ada]\n2. people of those countries\n<END>"])
+    asked = AskedKinds(_embed, vocab.noun_examples(), floor=0.5)
+    return GraphPipeline(
+        llm, walker(p), profile=p, asked=asked, embed=_embed, cut_steps=False, **options
+    )
+
+
+def test_a_last_step_straight_back_to_what_nothing_names_is_dropped() -> None:
+    # nothing asked is read, and "person" only labels [Ada]: the people of her country are
+    # not what the question wants
+    question = "describe the person [Ada] in a few words"
+    answer = _returning(question, cut_loops=True).answer(question, ["Ada"])
+    assert answer.parameters["path"] == [["nationality", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
+    assert "goes straight back along the relation of step 1 to people" in answer.reasoning
+    # a question that names them keeps the step
+    named = "the country of [Ada] also has people"
+    kept = _returning(named, cut_loops=True).answer(named, ["Ada"])
+    assert kept.parameters["path"] == [["nationality", "out"], ["nationality", "in"]]
+    assert {e.name for e in kept.answer_entities} == {"Cy"}
+    # off with graph.cut_loops
+    plain = _returning(question, cut_loops=False).answer(question, ["Ada"])
+    assert plain.parameters["path"] == [["nationality", "out"], ["nationality", "in"]]
