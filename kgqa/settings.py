@@ -105,6 +105,10 @@ class RetrievalSettings:
     hub_cap: int = 500
     # Stop collecting candidates past this many triples; the result says truncated=True.
     max_candidates: int = 20000
+    # How the answer prompt writes the top-K triples: "triples", one per line as the paper
+    # does, or "grouped", the triples sharing a subject and relation (or a relation and
+    # object) on one line (fewer prompt tokens; docs/benchmarks.md).
+    facts: str = "triples"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgqa.errors import ConfigError
 from kgqa.llm.base import (
     LLM,
     GenParams,
@@ -15,14 +16,45 @@ from kgqa.llm.base import (
     stage_cost,
 )
 from kgqa.prompts import PromptTemplate
-from kgqa.types import ScoredTriple, StageCost
+from kgqa.types import ScoredTriple, StageCost, verbalize_relation
 
 NO_FACTS = "(no facts found)"
+# How the answer prompt writes its facts: one triple per line as the paper does, or the
+# triples that share a subject and relation (or a relation and object) on one line.
+FACTS = ("triples", "grouped")
 
 
-def render_triples(triples: Sequence[ScoredTriple]) -> str:
-    """One verbalized ``(subject, relation, object)`` per line, best first."""
+def render_triples(triples: Sequence[ScoredTriple], facts: str = "triples") -> str:
+    """The facts of an answer prompt, best first: one verbalized ``(subject, relation,
+    object)`` per line, or ``grouped`` (:func:`grouped_lines`)."""
+    if facts == "grouped":
+        return "\n".join(grouped_lines(triples)) or NO_FACTS
     return "\n".join(t.triple.verbalize() for t in triples) or NO_FACTS
+
+
+def grouped_lines(triples: Sequence[ScoredTriple]) -> list[str]:
+    """The triples with one subject and relation on one line, their objects joined by "; "
+    ("(Heat, starred actors, Al Pacino; Robert De Niro)"), and the rest with one relation and
+    object on one line, their subjects joined ("(Heat; Thief, directed by, Michael Mann)"):
+    the same facts in fewer tokens, each line where its best triple ranked."""
+    by_subject: dict[tuple[str, str], tuple[int, list[str]]] = {}
+    for i, st in enumerate(triples):
+        t = st.triple
+        by_subject.setdefault((t.subject, t.relation), (i, []))[1].append(t.object)
+    lines: list[tuple[int, str]] = []
+    by_object: dict[tuple[str, str], tuple[int, list[str]]] = {}
+    for (subject, relation), (i, objects) in by_subject.items():
+        if len(objects) > 1:
+            lines.append((i, _line([subject], relation, objects)))
+        else:
+            by_object.setdefault((relation, objects[0]), (i, []))[1].append(subject)
+    for (relation, obj), (i, subjects) in by_object.items():
+        lines.append((i, _line(subjects, relation, [obj])))
+    return [line for _, line in sorted(lines)]
+
+
+def _line(subjects: Sequence[str], relation: str, objects: Sequence[str]) -> str:
+    return f"({'; '.join(subjects)}, {verbalize_relation(relation)}, {'; '.join(objects)})"
 
 
 class SubQuestionAnswerer:
@@ -34,7 +66,11 @@ class SubQuestionAnswerer:
         params: GenParams,
         template: PromptTemplate | None = None,
         closed_book_template: PromptTemplate | None = None,
+        facts: str = "triples",
     ):
+        if facts not in FACTS:
+            raise ConfigError(f"facts must be one of {', '.join(FACTS)}")
+        self.facts = facts
         self.llm = llm
         self.params = params
         self.template = template or PromptTemplate("answer")
@@ -43,7 +79,7 @@ class SubQuestionAnswerer:
     def prompt(self, question: str, triples: Sequence[ScoredTriple] | None) -> Prompt:
         if triples is None:
             return self.closed_book.render(question=question)
-        return self.template.render(question=question, triples=render_triples(triples))
+        return self.template.render(question=question, triples=render_triples(triples, self.facts))
 
     def fit(self, question: str, triples: Sequence[ScoredTriple]) -> list[ScoredTriple]:
         """The best-first prefix of ``triples`` whose prompt fits the LLM's context window with

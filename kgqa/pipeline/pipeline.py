@@ -53,6 +53,8 @@ class PipelineParams:
     gen: GenParams = field(default_factory=GenParams)
     synthesis_max_tokens: int = 512
     answer_repeat_penalty: float = 1.1
+    # How the answer prompt writes its facts (kgqa.pipeline.answer.FACTS).
+    facts: str = "triples"
     prompts_dir: Path | None = None
     # What the LLM backend adds to the answer's parameters (which server, which constraint),
     # asked when the answer is made.
@@ -81,23 +83,28 @@ class PipelineParams:
                 seed=s.seed,
             ),
             prompts_dir=s.prompts_dir,
+            facts=settings.retrieval.facts,
             llm_record=llm_record,
         )
 
     def as_dict(self, mode: str) -> dict[str, object]:
         backend = dict(self.llm_record()) if self.llm_record is not None else {}
-        return backend | {
-            "mode": mode,
-            "hops": self.hops,
-            "top_k": self.top_k,
-            "model": self.model,
-            "seed": self.seed,
-            "max_tokens": self.gen.max_tokens,
-            "temperature": self.gen.temperature,
-            "sampling_top_k": self.gen.top_k,
-            "min_p": self.gen.min_p,
-            "repeat_penalty": self.gen.repeat_penalty,
-        }
+        return (
+            backend
+            | {
+                "mode": mode,
+                "hops": self.hops,
+                "top_k": self.top_k,
+                "model": self.model,
+                "seed": self.seed,
+                "max_tokens": self.gen.max_tokens,
+                "temperature": self.gen.temperature,
+                "sampling_top_k": self.gen.top_k,
+                "min_p": self.gen.min_p,
+                "repeat_penalty": self.gen.repeat_penalty,
+            }
+            | ({"facts": self.facts} if mode in ("kgrag", "kaping") else {})
+        )
 
 
 def decomposition_turns(profile: KBProfile) -> list[tuple[str, str]]:
@@ -171,6 +178,7 @@ class KGRAGPipeline:
             p.gen.with_(repeat_penalty=p.answer_repeat_penalty),
             PromptTemplate("answer", pdir),
             PromptTemplate("answer_llm", pdir),
+            facts=p.facts,
         )
         self.synthesizer = Synthesizer(
             llm, p.gen.with_(max_tokens=p.synthesis_max_tokens), PromptTemplate("synthesize", pdir)

@@ -2,9 +2,10 @@
 
 import pytest
 
+from kgqa.errors import ConfigError
 from kgqa.llm.base import GenParams
 from kgqa.llm.fake import ScriptedLLM
-from kgqa.pipeline.answer import NO_FACTS, SubQuestionAnswerer
+from kgqa.pipeline.answer import NO_FACTS, SubQuestionAnswerer, grouped_lines, render_triples
 from kgqa.pipeline.decompose import Decomposer, parse_decomposition
 from kgqa.pipeline.reformulate import Reformulator, clean_reformulation
 from kgqa.pipeline.synthesize import Synthesizer, answer_line, answer_names
@@ -141,6 +142,31 @@ def test_answerer_puts_verbalized_triples_in_the_prompt_with_repeat_penalty():
     assert "Question: Which movies did [John Shirley] write?" in prompt
     assert llm.calls[0].params.repeat_penalty == 1.1
     assert costs[0].stage == "answer"
+
+
+def test_grouped_facts_join_shared_subjects_and_objects_where_their_best_triple_ranked():
+    def st(i, s, r, o):
+        return ScoredTriple(Triple(i, s, r, o), 1.0 - i / 10)
+
+    triples = [
+        st(1, "Heat", "directed_by", "Michael Mann"),
+        st(2, "Heat", "starred_actors", "Al Pacino"),
+        st(3, "Thief", "directed_by", "Michael Mann"),
+        st(4, "Heat", "starred_actors", "Robert De Niro"),
+        st(5, "Heat", "release_year", "1995"),
+    ]
+    assert grouped_lines(triples) == [
+        "(Heat; Thief, directed by, Michael Mann)",
+        "(Heat, starred actors, Al Pacino; Robert De Niro)",
+        "(Heat, release year, 1995)",
+    ]
+    assert render_triples(triples[:1], "grouped") == "(Heat, directed by, Michael Mann)"
+    assert render_triples([], "grouped") == NO_FACTS
+    llm = ScriptedLLM().enqueue(["Al Pacino"])
+    SubQuestionAnswerer(llm, GenParams(), facts="grouped").run("who starred in [Heat]", triples)
+    assert "(Heat, starred actors, Al Pacino; Robert De Niro)" in llm.calls[0].text
+    with pytest.raises(ConfigError, match="facts must be one of triples, grouped"):
+        SubQuestionAnswerer(llm, GenParams(), facts="tables")
 
 
 def test_answerer_closed_book_and_empty_evidence():
