@@ -7,6 +7,8 @@ step."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -18,9 +20,20 @@ from kgqa.profile.model import KBProfile
 from kgqa.profile.steps import PLACEHOLDER
 
 
-def normalize_question(text: str) -> str:
-    """``[Entity]`` -> ``X``: the phrasings speak of the hop's start entity as X."""
-    return BRACKETED.sub(PLACEHOLDER, text)
+def normalize_question(text: str, kind_words: Iterable[str] = ()) -> str:
+    """``[Entity]`` -> ``X``: the phrasings speak of the hop's start entity as X. A word
+    of ``kind_words`` (the names of the KB's kinds of node) right before the entity, with its
+    article, goes too: "which words describe film [X]" reads as "which words describe X"."""
+    text = BRACKETED.sub(PLACEHOLDER, text)
+    words = tuple(sorted(kind_words, key=lambda w: (-len(w), w)))
+    return _apposition(words).sub("", text) if words else text
+
+
+@functools.lru_cache(maxsize=8)
+def _apposition(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A kind word (with its article) right before the placeholder: "the film X"."""
+    alternatives = "|".join(map(re.escape, words))
+    return re.compile(rf"(?:\b(?:the|a|an)\s+)?\b(?:{alternatives})\s+(?={PLACEHOLDER}\b)", re.I)
 
 
 def phrase_vectors(
@@ -57,7 +70,7 @@ def phrase_scorer(
         return known[step]
 
     def score(text: str, groups: Groups) -> dict[PathStep, float]:
-        q = embed([normalize_question(text)])[0]
+        q = embed([normalize_question(text, profile.stop_words)])[0]
         return {key: float((of(PathStep(*key)) @ q).max()) for key in groups}
 
     return score

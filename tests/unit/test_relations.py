@@ -184,3 +184,16 @@ def test_own_relations_get_a_generated_step_vocabulary(tmp_path):
         "companies of those founders",
     ]
     _llama_grammar(vocab.grammar([PathStep("founded_by", False)], 2))
+
+
+def test_normalize_question_drops_a_kind_word_before_the_entity():
+    kinds = frozenset({"film", "films", "movie", "movies"})
+    assert normalize_question("which words describe film [Saw V]", kinds) == (
+        "which words describe X"
+    )
+    assert normalize_question("what language is the movie [Heat] in", kinds) == (
+        "what language is X in"
+    )
+    # a kind word elsewhere stays, and so does every word without kinds
+    assert normalize_question("which films did [Ada] write", kinds) == "which films did X write"
+    assert normalize_question("describe film [Saw V]") == "describe film X"
