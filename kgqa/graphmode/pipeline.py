@@ -23,7 +23,7 @@ from kgqa.errors import ConfigError, KGQAError
 from kgqa.graph.paths import PathStep
 from kgqa.graphmode.asked import AskedKinds, asked_phrase
 from kgqa.graphmode.mentions import RelationMentions
-from kgqa.graphmode.vocabulary import ANSWER_LABEL, END, StepVocabulary
+from kgqa.graphmode.vocabulary import ANSWER_LABEL, END, END_LINE, StepVocabulary
 from kgqa.graphmode.walk import GraphWalker, Hop, Option, steps_of
 from kgqa.llm.base import LLM
 from kgqa.pipeline.decompose import Decomposer
@@ -686,7 +686,9 @@ class GraphPipeline:
             if self.hints and self.vocabulary is not None
             else question
         )
-        decomposition = self.decomposer.run(asked, costs, grammar=grammar)
+        decomposition = self.decomposer.run(
+            asked, costs, grammar=grammar, stop=(END_LINE,) if grammar is not None else ()
+        )
         decomposition = replace(decomposition, question=question)
         reasoning = decomposition.reasoning
         if ends and grammar is not None:

@@ -25,6 +25,10 @@ from kgqa.profile.model import KBProfile
 from kgqa.profile.steps import back_text, reached_noun, step_text
 
 END = "<END>"
+# The step grammar writes END only at the start of a line, where nothing else begins with its
+# first character: a call held to it can stop there, before END's other tokens ("<", "END",
+# ">" for Qwen's tokenizer: two decodes saved per decomposition).
+END_LINE = "\n" + END[0]
 # The label of the line that declares what kind of thing the question asks for.
 ANSWER_LABEL = "answer:"
 _GBNF_SPECIAL = str.maketrans({"\\": "\\\\", '"': '\\"'})

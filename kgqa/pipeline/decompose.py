@@ -9,6 +9,7 @@ answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from kgqa.llm.base import LLM, GenParams, stage_cost
 from kgqa.prompts import PromptTemplate
@@ -86,10 +87,14 @@ class Decomposer:
         costs: list[StageCost] | None = None,
         *,
         grammar: str | None = None,
+        stop: Sequence[str] = (),
     ) -> Decomposition:
         """``grammar``: GBNF that holds this call's output to it (graph mode's step
-        vocabulary, which depends on the question's entity)."""
+        vocabulary, which depends on the question's entity); ``stop``: more stop strings for
+        this call (what the grammar makes sure only its end begins)."""
         params = self.params if grammar is None else self.params.with_(grammar=grammar)
+        if stop:
+            params = params.with_(stop=(*params.stop, *stop))
         out = self.llm.complete(self.template.render(question=question), params)
         if costs is not None:
             costs.append(stage_cost("decompose", out))

@@ -11,7 +11,7 @@ from people_kb import derived, store
 
 from kgqa.graph.paths import PathStep
 from kgqa.graphmode.pipeline import GraphPipeline, step_example_turns
-from kgqa.graphmode.vocabulary import StepVocabulary
+from kgqa.graphmode.vocabulary import END, END_LINE, StepVocabulary
 from kgqa.graphmode.walk import GraphWalker
 from kgqa.llm.fake import ScriptedLLM
 from kgqa.profile.model import RelationWords
@@ -145,6 +145,19 @@ def test_pipeline_writes_steps_in_the_kbs_words_and_follows_them() -> None:
     for question, steps in step_example_turns(p, pipe.vocabulary):
         assert question in prompt and steps.splitlines()[0] in prompt
     assert llm.calls[0].params.grammar is not None
+    # held to the grammar, the call stops where END begins (its other tokens not decoded)
+    assert END_LINE in llm.calls[0].params.stop
+
+
+def test_only_the_end_of_a_step_grammar_starts_a_line_with_ends_first_character() -> None:
+    vocab = StepVocabulary(named_profile())
+    first = [PathStep("spouse", True), PathStep("nationality", True), PathStep("has_child", True)]
+    for grammar in (vocab.grammar(first, 3), vocab.grammar(first, 2, answer=True)):
+        lines = _GBNF_LINE_START.findall(grammar)
+        assert lines and all(start[:1].isdigit() or start == END for start in lines), lines
+
+
+_GBNF_LINE_START = re.compile(r'"\\n(?:" ")?([^"]*)"')
 
 
 def test_one_step_choice_by_phrases_or_by_the_llm() -> None:
