@@ -714,10 +714,12 @@ class GraphPipeline:
             steps, parsed, note = self.cut_return(question, steps, parsed)
             if note:
                 reasoning = f"{reasoning}\n{note}"
+        looped = False
         if len(steps) > 2 and parsed and self.cut_loops and self.embed is not None:
             steps, parsed, note = self.cut_loop(question, entities[0], steps, parsed, ends)
             if note:
                 reasoning = f"{reasoning}\n{note}"
+                looped = True
         if len(steps) > 1 and parsed and self.later_margin is not None:
             steps, parsed, swaps = self.checked_later(question, entities[0], steps, parsed, ends)
             if swaps:
@@ -730,6 +732,10 @@ class GraphPipeline:
             allowed = self.reaching(first, ends) if ends else None
             step = self.checked_step(question, entities, parsed[0], allowed)
             return Plan((question,), [step], reasoning)
+        if looped and parsed and parsed[0] is not None:
+            # What a loop cut left of a longer written path is that path, not a one-hop
+            # question whose own words (which tell of every step) should choose the relation.
+            return Plan((question,), [parsed[0]], reasoning)
         # Otherwise a question that needs one hop is not decomposed (paper, 3.5.1): its own
         # words choose the relation among the topic entity's, among those reaching what the
         # question asks for when its wording says ("what language is the movie [X] in" read

@@ -493,6 +493,26 @@ def test_an_out_and_back_loop_before_the_last_step_is_taken_out_where_the_graph_
     assert alike.cut_loop(question, "Ada", alike.vocabulary.write(path, "Ada"), path, [])[2] is None
 
 
+def test_what_a_loop_cut_leaves_of_a_longer_path_is_followed_as_written() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # the loop's countries drift the phrase away from the question
+        return np.array([[0.5, 0.5] if "countries" in t else [1.0, 0.0] for t in texts])
+
+    path = [PathStep("nationality", True), PathStep("nationality", False)]
+    path.append(PathStep("profession", True))
+    written = "\n".join(f"{i}. {s}" for i, s in enumerate(StepVocabulary(p).write(path, "Ada"), 1))
+    # With one_step = phrases the question's words choose a one-hop question's relation
+    # ("nationality" here); the one step a loop cut left of three is the written path's.
+    pipe = checking(p, embed, written + "\n<END>", one_step="phrases", cut_loops=True)
+    answer = pipe.answer("what do the people of [Ada]'s nationality work as", ["Ada"])
+    assert "out and back" in answer.reasoning
+    assert answer.parameters["path"] == [["profession", "out"]]
+    assert [e.name for e in answer.answer_entities] == ["Engineer"]
+
+
 def test_a_question_names_the_relations_whose_own_words_it_uses() -> None:
     from kgqa.graphmode.mentions import RelationMentions
 
