@@ -6,8 +6,7 @@ Each seeded question of each set is asked twice as a new process, alternating:
   (sentence-transformers imports torch and loads the model) and ``llm.prompt_states =
   false`` (the decomposition's ~1,000-token pinned prefix is evaluated by every process), as
   every `kgqa ask` ran before issue 16; ``--baseline repack``: ``llm.cpu_repack = on``, the
-  weights repacked at load as every `kgqa ask` did before session 20; ``--baseline prefetch``:
-  ``llm.prefetch = false``, the model loaded at the first LLM call as before session 22;
+  weights repacked at load as every `kgqa ask` did before session 20;
 - **now**: the settings' defaults (ONNX Runtime for the question's texts, the pinned prefix
   loaded from ``<cache_dir>/prompt-states``, the weights used as stored for one question).
 
@@ -38,7 +37,6 @@ KGQA = [str(Path(sys.executable).parent / "kgqa")]
 BASELINES = {
     "issue16": {"KGQA_EMBED_BACKEND": "torch", "KGQA_LLM_PROMPT_STATES": "false"},
     "repack": {"KGQA_LLM_CPU_REPACK": "on"},
-    "prefetch": {"KGQA_LLM_PREFETCH": "false"},
 }
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,8 +57,6 @@ class Factory:
         self._shared = False
         # Seconds spent making things (connecting, loading models): startup_timings().
         self._made: dict[str, float] = {}
-        # Work started in the background (prefetch_llm), waited for by close().
-        self._threads: dict[str, threading.Thread] = {}
 
     # -- Neo4j -----------------------------------------------------------------------------
     def password(self) -> str:
@@ -177,8 +174,6 @@ class Factory:
         Neo4j, loading the question embedder (which one) and the LLM, and the LLM's pinned
         prompt prefixes (evaluated here, or loaded from llm.prompt_states)."""
         out: dict[str, object] = {k: round(v, 3) for k, v in self._made.items()}
-        if "llm_load" in self._threads:
-            out["llm_load_in_background"] = True
         embedder = self._cache.get("query_embedder")
         if embedder is not None:
             out["embedder"] = type(embedder).__name__
@@ -266,16 +261,6 @@ class Factory:
         return self._cache["llm"]
 
     # -- the KB profile ---------------------------------------------------------------------
-    def prefetch_llm(self) -> None:
-        """In a process that answers one question (``one_question``) and with
-        ``llm.prefetch``: start loading the LLM in the background now (llama.cpp only; the
-        first call waits for it)."""
-        if not (self.one_question and self.settings.llm.prefetch) or "llm_load" in self._threads:
-            return
-        start = getattr(self.llm(), "load_in_background", None)
-        if start is not None:
-            self._threads["llm_load"] = start()
-
     def derive_profile(self, progress: Callable[[str], object] | None = None) -> KBProfile:
         """Derive the KB profile from the graph (:mod:`kgqa.profile.derive`) and store it
         beside the vector index; relations are named by the LLM unless ``profile.namer`` is
@@ -452,8 +437,6 @@ class Factory:
     def close(self) -> None:
         if self._shared:
             return
-        for thread in self._threads.values():
-            thread.join()
         llm_close = getattr(self._cache.get("llm"), "close", None)
         if llm_close is not None:
             llm_close()

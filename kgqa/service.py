@@ -175,8 +175,6 @@ def ask(
     if pipelines is not None:
         pipeline = pipelines.get(mode)
     else:
-        if mode != "graph" or len(topic) == 1:  # graph mode asks no LLM about several topics
-            factory.prefetch_llm()
         pipeline = factory.pipeline(mode)
         if observer is not None:
             pipeline = observed(pipeline)

@@ -202,9 +202,6 @@ class LLMSettings:
     # use them as stored ("off"). "auto": off for a process that answers one question
     # (`kgqa ask`), on for the rest (serve, eval): docs/llm.md.
     cpu_repack: str = "auto"
-    # llama_cpp: `kgqa ask` loads the model in a background thread while it reads the graph
-    # and builds the pipeline, instead of at the first LLM call (docs/llm.md).
-    prefetch: bool = True
 
 
 @dataclass(frozen=True)

@@ -110,23 +110,6 @@ class LlamaCppLLM:
             raise ModelNotFound(f"llama.cpp cannot load {self.model_path}: {e}") from e
         self.load_seconds = time.perf_counter() - start
 
-    def load_in_background(self) -> threading.Thread:
-        """Start loading the model in a thread, and return it: a process that answers one
-        question overlaps the load with reading the graph and building its pipeline. Calls
-        wait for it (they take the same lock). A load that fails here is left to the first
-        call, which tries again and raises the error."""
-
-        def load() -> None:
-            with self._lock:
-                try:
-                    self.warm_up()
-                except Exception:  # noqa: BLE001 - reported by the first call, which retries
-                    log.debug("background load of %s failed", self.model_path, exc_info=True)
-
-        thread = threading.Thread(target=load, name="kgqa-llm-load", daemon=True)
-        thread.start()
-        return thread
-
     def _grammar(self, grammar: str) -> Any:
         if grammar not in self._grammars:
             from llama_cpp import LlamaGrammar

@@ -45,8 +45,5 @@ class AskFactoryBase:
     def startup_timings(self) -> dict[str, object]:
         return {}
 
-    def prefetch_llm(self) -> None:
-        pass  # a real factory starts loading the LLM here
-
     def profile(self) -> KBProfile:
         return KBProfile("derived", "", {})

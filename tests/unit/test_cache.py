@@ -169,9 +169,6 @@ class _Factory:
     def startup_timings(self) -> dict[str, object]:
         return {"neo4j_connect": 0.0}
 
-    def prefetch_llm(self) -> None:
-        pass  # a real factory starts loading the LLM here
-
     def pipeline(self, mode: str):
         factory = self
 

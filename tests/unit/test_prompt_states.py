@@ -9,7 +9,6 @@ pytest.importorskip("llama_cpp")
 
 from llama_cpp import LlamaState  # noqa: E402
 
-from kgqa.llm.base import GenParams  # noqa: E402
 from kgqa.llm.llama_cpp import _StateFiles  # noqa: E402
 
 
@@ -160,32 +159,3 @@ def test_cpu_repack_refuses_another_word(tmp_path, monkeypatch):
     env = {"HOME": str(tmp_path), "KGQA_LLM_MODEL": str(model), "KGQA_LLM_CPU_REPACK": "maybe"}
     with pytest.raises(ConfigError, match="llm.cpu_repack must be"):
         Factory(load_settings(env=env)).llm()
-
-
-@pytest.mark.parametrize(
-    ("one_question", "prefetch", "started"),
-    [(True, "true", True), (True, "false", False), (False, "true", False)],
-)
-def test_a_one_question_process_loads_the_model_in_the_background(
-    tmp_path, monkeypatch, one_question, prefetch, started
-):
-    from kgqa.errors import ModelNotFound
-    from kgqa.factory import Factory
-    from kgqa.settings import load_settings
-
-    monkeypatch.chdir(tmp_path)
-    model = tmp_path / "m.gguf"
-    model.write_bytes(b"GGUF")  # not a model: the load fails
-    env = {"HOME": str(tmp_path), "KGQA_LLM_MODEL": str(model), "KGQA_LLM_PREFETCH": prefetch}
-    factory = Factory(load_settings(env=env), one_question=one_question)
-    factory.prefetch_llm()
-    factory.prefetch_llm()  # once
-    assert len(factory._threads) == int(started)
-    for thread in factory._threads.values():
-        thread.join(60)
-        assert not thread.is_alive()
-    assert ("llm_load_in_background" in factory.startup_timings()) is started
-    # a load that failed in the background is the first call's error, with its message
-    with pytest.raises(ModelNotFound, match="cannot load"):
-        factory.llm().complete("hi", GenParams(max_tokens=1))
-    factory.close()

@@ -17,13 +17,9 @@ class Factory:
 
         self.store = store()
         self.asked: list[tuple[str, list[str]]] = []
-        self.prefetched = 0
 
     def graph(self):
         return self.store
-
-    def prefetch_llm(self) -> None:
-        self.prefetched += 1
 
     def pipeline(self, mode: str):
         factory = self
@@ -50,16 +46,6 @@ def test_an_unknown_or_miscased_entity_is_an_error_with_suggestions_in_every_mod
     assert e.value.suggestions == ["Ada"] and not f.asked
     with pytest.raises(EntityNotFound):
         ask(f, "who is married to her?", entities=["No Such Person"], mode=mode)
-
-
-def test_the_llm_is_loaded_ahead_only_where_the_question_will_ask_it() -> None:
-    f = Factory()
-    ask(f, "who is married to [Ada]?")
-    ask(f, "who is married to [Ada]?", mode="kgrag")
-    assert f.prefetched == 2
-    # graph mode answers several topic entities by walking from each: no LLM call
-    ask(f, "who is married to [Ada] and [Ben]?", mode="graph")
-    assert f.prefetched == 2 and f.asked[-1] == ("graph", ["Ada", "Ben"])
 
 
 def test_ask_links_checks_answers_and_renders_one_document() -> None:
