@@ -594,7 +594,9 @@ class GraphPipeline:
         of the same countries), the loop is dropped. Before the last step ("tags of [Super
         Fly]", "movies of those tags", "release years of those movies" for "what year was
         [Super Fly] released"), the loop is taken out where the graph has the rest of the
-        path without it. Returns the steps, their keys and a reasoning line when cut."""
+        path without it, unless the question names another relation to go out and back
+        along there (:meth:`named_loop`), which then replaces the loop. Returns the steps,
+        their keys and a reasoning line when cut or replaced."""
         assert self.embed is not None and self.profile is not None
         if len(keys) < 3 or any(k is None for k in keys):
             return steps, keys, None
@@ -603,6 +605,19 @@ class GraphPipeline:
             out, back = self.profile.canonical(path[i]), self.profile.canonical(path[i + 1])
             if out.relation != back.relation or out.outgoing == back.outgoing:
                 continue
+            if i + 2 < len(path):
+                named = self.named_loop(question, topic, path, i)
+                if named is not None:
+                    assert self.vocabulary is not None
+                    loop, words = named
+                    note = (
+                        f"steps {i + 1}-{i + 2} go out and back along {path[i].describe()}, "
+                        f"which no word of the question names; {words} name "
+                        f"{loop.describe()}: followed out and back along it instead"
+                    )
+                    swapped = [*path[:i], loop, PathStep(loop.relation, not loop.outgoing)]
+                    swapped += path[i + 2 :]
+                    return self.vocabulary.write(swapped, topic), list(swapped), note
             shorter = path[:i] + path[i + 2 :]
             if i + 2 == len(path):
                 # At the end: only once the asked kind is reached.
@@ -625,6 +640,42 @@ class GraphPipeline:
             assert self.vocabulary is not None
             return self.vocabulary.write(shorter, topic), list(shorter), note
         return steps, keys, None
+
+    def named_loop(
+        self, question: str, topic: str, path: Sequence[PathStep], i: int
+    ) -> tuple[PathStep, str] | None:
+        """The step to go out and back along instead of the written loop at steps ``i`` and
+        ``i + 1`` of ``path``, with the question's words that name it: where no word of the
+        question names the loop's relation but words other than those naming the rest of the
+        path name exactly one relation that the frontier before the loop has, and the graph
+        has the rest of the path after going out and back along it ("the films that share
+        actors with the film [X] are directed by who", written as tags of X, movies of those
+        tags, directors: the question's "actors" names none of the directors' relation).
+        ``None`` otherwise, and without the question-words reader."""
+        mentions, profile = self.mentions, self.profile
+        if mentions is None or profile is None or mentions.naming(question, path[i].relation):
+            return None
+        rest = [*path[:i], *path[i + 2 :]]
+        taken = set().union(*(mentions.naming(question, s.relation) for s in rest))
+        written = profile.canonical(path[i]).relation
+        found: dict[str, tuple[PathStep, set[str]]] = {}
+        for step in sorted(self.walker.options_along([topic], path[:i])):
+            base = profile.canonical(step).relation
+            spare = mentions.naming(question, step.relation) - taken
+            if spare and base != written and base not in found:
+                found[base] = (step, spare)
+        real = [
+            (step, spare)
+            for step, spare in found.values()
+            if path[i + 2]
+            in self.walker.options_along(
+                [topic], [*path[:i], step, PathStep(step.relation, not step.outgoing)]
+            )
+        ]
+        if len(real) != 1:
+            return None
+        step, spare = real[0]
+        return step, ", ".join(f"'{w}'" for w in sorted(spare))
 
     def cut_return(
         self, question: str, steps: list[str], keys: list[PathStep | None]

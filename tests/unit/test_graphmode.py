@@ -599,3 +599,38 @@ def test_a_hand_written_example_the_grammar_cannot_write_is_kept_as_written(tmp_
     pipe = GraphPipeline(ScriptedLLM(), walker(hand), profile=hand)
     (kept,) = pipe.profile.examples
     assert kept.steps == ("friends of [Ben]",) and kept.path == () and not pipe.hints
+
+
+def test_a_loop_along_a_relation_the_question_does_not_name_gives_way_to_the_one_it_names() -> None:
+    import numpy as np
+
+    p = named_profile()
+
+    def embed(texts):  # without the loop the path reads more like the question: a cut
+        return np.array([[0.5, 0.5] if "spouses of" in t else [1.0, 0.0] for t in texts])
+
+    loop = [PathStep("spouse", True), PathStep("spouse", False)]
+    path = [*loop, PathStep("nationality", True)]
+    written = "\n".join(f"{i}. {s}" for i, s in enumerate(StepVocabulary(p).write(path, "Di"), 1))
+    # "profession" names the relation to go out and back along (Di -> Painter <- Cy), not the
+    # spouses the small model wrote; the rest of the path is named by "nationality".
+    question = "what nationality are the people who share a profession with [Di]"
+    pipe = checking(p, embed, written + "\n<END>", cut_loops=True, mentions=True)
+    answer = pipe.answer(question, ["Di"])
+    assert answer.parameters["path"] == [
+        ["profession", "out"],
+        ["profession", "in"],
+        ["nationality", "out"],
+    ]
+    assert [e.name for e in answer.answer_entities] == ["Norland"]
+    assert "'profession' name -[profession]->" in answer.reasoning
+    # A question that names no other relation: the loop is cut as before (Di's own country).
+    plain = checking(p, embed, written + "\n<END>", cut_loops=True, mentions=True)
+    answer = plain.answer("what nationality is [Di]", ["Di"])
+    assert answer.parameters["path"] == [["nationality", "out"]]
+    assert "reads like the question" in answer.reasoning
+    # Nor where the words besides the rest's name the loop as written.
+    kept = checking(p, embed, cut_loops=True, mentions=True).named_loop(
+        "what nationality are the people who share a spouse with [Di]", "Di", path, 0
+    )
+    assert kept is None
