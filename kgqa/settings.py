@@ -163,7 +163,9 @@ class GraphModeSettings:
     relation_mentions: bool = True
     # Cut a path that, after reaching what the question asks for, goes out and straight back
     # along one relation ("people of [club X]", their countries, the people of those
-    # countries) where the shorter path reads more like the question (GraphPipeline.cut_loop).
+    # countries) where the shorter path reads more like the question (GraphPipeline.cut_loop);
+    # with relation_mentions, a loop before the last step along a relation the question does
+    # not name follows the one its other words name instead (GraphPipeline.named_loop).
     cut_loops: bool = True
 
 
