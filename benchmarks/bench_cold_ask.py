@@ -6,7 +6,9 @@ Each seeded question of each set is asked twice as a new process, alternating:
   (sentence-transformers imports torch and loads the model) and ``llm.prompt_states =
   false`` (the decomposition's ~1,000-token pinned prefix is evaluated by every process), as
   every `kgqa ask` ran before issue 16; ``--baseline repack``: ``llm.cpu_repack = on``, the
-  weights repacked at load as every `kgqa ask` did before session 20;
+  weights repacked at load as every `kgqa ask` did before session 20; ``--baseline grammar``:
+  ``llm.grammar_check_first = false``, every token of the vocabulary held to the step
+  grammar at each step as before session 24;
 - **now**: the settings' defaults (ONNX Runtime for the question's texts, the pinned prefix
   loaded from ``<cache_dir>/prompt-states``, the weights used as stored for one question).
 
@@ -37,6 +39,7 @@ KGQA = [str(Path(sys.executable).parent / "kgqa")]
 BASELINES = {
     "issue16": {"KGQA_EMBED_BACKEND": "torch", "KGQA_LLM_PROMPT_STATES": "false"},
     "repack": {"KGQA_LLM_CPU_REPACK": "on"},
+    "grammar": {"KGQA_LLM_GRAMMAR_CHECK_FIRST": "false"},
 }
 
 

@@ -252,6 +252,7 @@ class Factory:
                         self.settings.cache_dir / "prompt-states" if s.prompt_states else None
                     ),
                     cpu_repack=repack,
+                    grammar_check_first=s.grammar_check_first,
                 )
             else:
                 raise ConfigError(

@@ -125,3 +125,31 @@ def test_a_pinned_prefix_kept_on_disk_is_loaded_by_the_next_process(tmp_path):
     assert second_text == first_text
     # The second process evaluated the question and the answer only, not the ~500-token pin.
     assert second_tokens < first_tokens - 300, (second_tokens, first_tokens)
+
+
+@pytest.mark.parametrize(
+    "gbnf",
+    [
+        # what the model would write anyway: its best token is allowed at every step
+        'root ::= "Crime" | "Drama" | "Action"',
+        # steps held to a vocabulary, as graph mode's decomposition is
+        'root ::= "1. " ("directors" | "genres" | "writers") " of [Heat]" ("\\n2. movies of '
+        'those " ("directors" | "writers"))? "\\n<END>"',
+        # text the model would not write: its best token is refused, and at the first step
+        # no token among its best few is allowed (every token is checked)
+        'root ::= "\\u00e6\\u00f8" [0-9] [0-9] "zq" ("x" | "y")',
+    ],
+)
+def test_greedy_decoding_checks_the_grammar_on_its_choice_first_with_the_same_tokens(llm, gbnf):
+    messages = [{"role": "user", "content": "Who directed the movie Heat (1995)? Be brief."}]
+    params = GenParams(max_tokens=32, temperature=0.0, grammar=gbnf)
+    llm.grammar_check_first = False
+    whole_chain = llm.complete(messages, params)
+    llm.grammar_check_first = True
+    refused, whole = llm.grammar_refused, llm.grammar_whole
+    checked = llm.complete(messages, params)
+    assert checked.text == whole_chain.text
+    assert checked.completion_tokens == whole_chain.completion_tokens
+    if gbnf.startswith('root ::= "\\u00e6'):
+        assert checked.text[:2] == "\u00e6\u00f8" and checked.text[-1] in "xy"
+        assert llm.grammar_refused > refused and llm.grammar_whole > whole
