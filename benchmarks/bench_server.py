@@ -152,8 +152,11 @@ def client(
                 with lock:
                     if r.status_code != 200:
                         t.errors.append(f"{r.status_code} {r.text[:200]}")
-                    elif comparable(r.json()) != want[q]:
-                        t.errors.append(f"answer differs from the sequential one: {q}")
+                    elif (got := comparable(r.json())) != want[q]:
+                        t.errors.append(
+                            f"answer differs from the sequential one: {q}: "
+                            f"{json.dumps(got)[:600]} against {json.dumps(want[q])[:600]}"
+                        )
                     else:
                         t.latencies.append(took)
                 answered = True

@@ -611,7 +611,14 @@ class _OneLookup:
     def __getitem__(self, key: Any) -> Any:
         """The pinned state for the prompt ``key``, loaded into the context here when it
         covers more of the prompt than the context holds (so llama-cpp-python, which would load
-        it with the logits, finds nothing more to load)."""
+        it with the logits, finds nothing more to load).
+
+        Where the context holds more of the prompt than the pin (the previous call's prompt
+        shared a few more tokens, or was this one), it is cut back to the pin: the rest of the
+        prompt is evaluated as one batch after the pin on every call. llama.cpp's numbers
+        depend on how tokens are batched, so reusing those few tokens made a near-tie of
+        greedy decoding turn on which question came before (kgqa serve answered a question
+        one way alone and another way after another question)."""
         from llama_cpp import Llama
 
         try:
@@ -621,6 +628,8 @@ class _OneLookup:
             held = Llama.longest_token_prefix(self._llama._input_ids.tolist(), tokens)
             if pinned > held:
                 _load_compact(self._llama, state)
+            elif held > pinned:
+                self._llama.n_tokens = pinned  # llama-cpp-python drops the KV cache after it
             return state
         finally:
             self._detach()

@@ -91,6 +91,45 @@ def test_pinned_prefix_gives_the_same_output_with_far_fewer_tokens_evaluated(llm
     assert pinned_tokens < plain_tokens - 300, (pinned_tokens, plain_tokens)
 
 
+def test_a_prompt_continuing_a_pin_is_evaluated_after_the_pin_whatever_came_before(llm):
+    """The question's tokens are one batch after the pin on every call, also right after a
+    call that shared more of them (llama.cpp's numbers depend on the batching): a server's
+    answer does not turn on which question it answered before."""
+    from kgqa.pipeline.pipeline import decomposition_turns
+    from kgqa.profile.files import profile_without_graph
+    from kgqa.prompts import PromptTemplate
+
+    decompose = PromptTemplate(
+        "decompose", examples=decomposition_turns(profile_without_graph("metaqa"))
+    )
+    llm.warm_up()
+    llm.pin_prefix(decompose.render(question=""))
+    params = GenParams(max_tokens=24, temperature=0.0, stop=("<END>",))
+    first = decompose.render(question="what movies did the director of [Heat] direct")
+    alike = decompose.render(question="what movies did the writer of [Heat] write")
+    batches: list[int] = []
+    model = llm._llama
+    real_eval = model.eval
+
+    def recording_eval(tokens):
+        batches.append(len(tokens))
+        return real_eval(tokens)
+
+    model.eval = recording_eval
+    try:
+        runs = []
+        other = [{"role": "user", "content": "Say hello."}]
+        for before in (other, first, alike):  # after another prompt, the same one, a like one
+            llm.complete(before, params)
+            batches.clear()
+            runs.append((llm.complete(first, params).text, batches[0]))
+    finally:
+        del model.eval
+    texts, prompt_batches = zip(*runs, strict=True)
+    assert len(set(texts)) == 1
+    assert len(set(prompt_batches)) == 1 and prompt_batches[0] > 10, prompt_batches
+
+
 def test_a_pinned_prefix_kept_on_disk_is_loaded_by_the_next_process(tmp_path):
     """A second LlamaCppLLM (as a new process would have) loads the evaluated pin from
     ``state_dir`` instead of evaluating it, and answers exactly as the first one did."""
