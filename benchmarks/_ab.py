@@ -7,6 +7,7 @@ questions got the same reasoning (steps and walk) and the same answer entities."
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -15,6 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from kgqa.eval.datasets import load_split, sample
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    """The command line both benchmarks take (--data, --hops, --limit, --seed)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--hops", default="1,2,3")
+    ap.add_argument("--limit", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    args.hops = [int(h) for h in args.hops.split(",")]
+    return args
 
 
 def compare(

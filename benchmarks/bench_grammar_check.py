@@ -17,10 +17,7 @@ kgqa.toml as for `kgqa ask` (a loaded KB).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-from _ab import compare
+from _ab import arguments, compare
 
 from kgqa.factory import Factory
 from kgqa.llm.llama_cpp import LlamaCppLLM
@@ -28,12 +25,7 @@ from kgqa.settings import load_settings
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = arguments(__doc__)
     factory = Factory(load_settings())
     llm = factory.llm()
     if not isinstance(llm, LlamaCppLLM):
@@ -47,8 +39,7 @@ def main() -> None:
         "grammar in the chain": lambda: check_first(False),
         "checked first": lambda: check_first(True),
     }
-    hops = [int(h) for h in args.hops.split(",")]
-    rows = compare(pipe, ways, args.data, hops, args.limit, args.seed)
+    rows = compare(pipe, ways, args.data, args.hops, args.limit, args.seed)
     generated = sum(r["checked first"]["generated"] for r in rows)
     print(
         f"# checked first: the grammar refused the model's best token {llm.grammar_refused} "

@@ -15,10 +15,7 @@ walk) and the same answer entities (greedy decoding: the text before END cannot 
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-from _ab import compare
+from _ab import arguments, compare
 
 import kgqa.graphmode.pipeline as graph_pipeline
 from kgqa.factory import Factory
@@ -27,12 +24,7 @@ from kgqa.settings import load_settings
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = arguments(__doc__)
     factory = Factory(load_settings())
     pipe = factory.pipeline("graph")
 
@@ -40,8 +32,7 @@ def main() -> None:
         graph_pipeline.END_LINE = end  # read by GraphPipeline.plan at each call
 
     ways = {"whole END": lambda: stop_at(END), "END_LINE": lambda: stop_at(END_LINE)}
-    hops = [int(h) for h in args.hops.split(",")]
-    compare(pipe, ways, args.data, hops, args.limit, args.seed)
+    compare(pipe, ways, args.data, args.hops, args.limit, args.seed)
     stop_at(END_LINE)
     factory.close()
 

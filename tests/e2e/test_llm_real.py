@@ -1,5 +1,6 @@
 """The real llama.cpp backend with the small packaged model (slow: loads ~0.5 GB)."""
 
+import contextlib
 import json
 
 import pytest
@@ -18,6 +19,25 @@ SCHEMA = json.dumps(
         "required": ["relation"],
     }
 )
+
+
+@contextlib.contextmanager
+def evaluated_batches(llm):
+    """The size of each batch llama.cpp evaluates (prompt and generated tokens) meanwhile."""
+    llm.warm_up()
+    sizes: list[int] = []
+    model = llm._llama
+    real_eval = model.eval
+
+    def recording_eval(tokens):
+        sizes.append(len(tokens))
+        return real_eval(tokens)
+
+    model.eval = recording_eval
+    try:
+        yield sizes
+    finally:
+        del model.eval
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +86,7 @@ def test_pinned_prefix_gives_the_same_output_with_far_fewer_tokens_evaluated(llm
     llm.complete(other, GenParams(max_tokens=2))
     # Count the tokens llama.cpp evaluates (prompt and generated), not seconds: what pinning
     # saves is the ~500-token prefix, whatever else the machine is doing.
-    evaluated: list[int] = []
-    model = llm._llama
-    real_eval = model.eval
-
-    def counting_eval(tokens):
-        evaluated.append(len(tokens))
-        return real_eval(tokens)
-
-    model.eval = counting_eval
-    try:
+    with evaluated_batches(llm) as evaluated:
         plain = llm.complete(prompt, params)
         plain_tokens = sum(evaluated)
         llm.pin_prefix(decompose.render(question=""))
@@ -83,8 +94,6 @@ def test_pinned_prefix_gives_the_same_output_with_far_fewer_tokens_evaluated(llm
         evaluated.clear()
         pinned = llm.complete(prompt, params)
         pinned_tokens = sum(evaluated)
-    finally:
-        del model.eval
     assert pinned.text == plain.text
     assert plain.prompt_tokens > 400
     # Only the question's own tokens and the generated ones are evaluated again.
@@ -107,24 +116,13 @@ def test_a_prompt_continuing_a_pin_is_evaluated_after_the_pin_whatever_came_befo
     params = GenParams(max_tokens=24, temperature=0.0, stop=("<END>",))
     first = decompose.render(question="what movies did the director of [Heat] direct")
     alike = decompose.render(question="what movies did the writer of [Heat] write")
-    batches: list[int] = []
-    model = llm._llama
-    real_eval = model.eval
-
-    def recording_eval(tokens):
-        batches.append(len(tokens))
-        return real_eval(tokens)
-
-    model.eval = recording_eval
-    try:
-        runs = []
-        other = [{"role": "user", "content": "Say hello."}]
+    runs = []
+    other = [{"role": "user", "content": "Say hello."}]
+    with evaluated_batches(llm) as batches:
         for before in (other, first, alike):  # after another prompt, the same one, a like one
             llm.complete(before, params)
             batches.clear()
             runs.append((llm.complete(first, params).text, batches[0]))
-    finally:
-        del model.eval
     texts, prompt_batches = zip(*runs, strict=True)
     assert len(set(texts)) == 1
     assert len(set(prompt_batches)) == 1 and prompt_batches[0] > 10, prompt_batches
