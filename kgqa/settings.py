@@ -206,7 +206,7 @@ class LLMSettings:
     cpu_repack: str = "auto"
     # llama_cpp, greedy calls under a grammar (graph mode's decomposition): check the model's
     # own best token against the grammar first, and the whole vocabulary only when it is
-    # refused (the same tokens; ~0.3 s less per decomposition on 2 cores), or (false) hold
+    # refused (the same tokens; x1.22 faster decompositions on 2 cores), or (false) hold
     # every token to the grammar at each step as llama-cpp-python does: docs/llm.md.
     grammar_check_first: bool = True
 
