@@ -6,12 +6,13 @@ every store: the policy, the hop distances and the grouping of the returned rows
 
 from __future__ import annotations
 
+import gc
 import re
 import time
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from kgqa.types import Candidates, Triple
@@ -29,41 +30,78 @@ class ExpandPolicy:
     max_candidates: int = 20000
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection held off while a burst of acyclic objects is built (a
+    candidates query's decoded rows and their triples, ~10k of each at N=3): without it
+    CPython runs collections in the middle of the burst, and each full one walks every object
+    of the process, the loaded models' included (N=3 retrieval p95 measured in
+    docs/benchmarks.md). Nested or concurrent uses leave collection as the outermost found it."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def hop_distances(
     triples: Sequence[Triple],
     degrees: dict[str, int],
     entities: Sequence[str],
     hub_cap: int,
 ) -> dict[int, int]:
-    """Hop distance of each triple: 1 + the BFS distance of its nearer expandable endpoint.
+    """Hop distance of each triple: 1 + the BFS distance of its nearer expandable endpoint
+    (a triple no expandable node reaches: ``1 << 30``).
 
     Mirrors the query's rule: topic entities are always expanded; other nodes only when their
     degree is within ``hub_cap``."""
-    adjacency: dict[str, list[str]] = {}
-    for t in triples:
-        adjacency.setdefault(t.subject, []).append(t.object)
-        adjacency.setdefault(t.object, []).append(t.subject)
+    ends = [t.subject for t in triples], [t.object for t in triples]
+    levels = _levels(*ends, degrees, entities, hub_cap, len(triples))
+    return {t.id: level or 1 << 30 for t, level in zip(triples, levels, strict=True)}
+
+
+def _levels(
+    subjects: Sequence[str],
+    objects: Sequence[str],
+    degrees: dict[str, int],
+    entities: Sequence[str],
+    hub_cap: int,
+    passes: int,
+) -> list[int]:
+    """The hop distance of each triple (``subjects[i]``, ``objects[i]``) up to ``passes``, 0
+    past it.
+
+    Breadth first by level over the triples themselves, not over adjacency lists: pass d takes
+    the triples that touch an expandable node d-1 steps out, and their other ends are the nodes d
+    steps out. Each pass reads only the triples not yet placed; a caller that puts everything
+    past ``passes`` in one group needs no pass for it (for N=3: two passes over ~10k triples
+    instead of building and walking adjacency lists, half of the retrieval's time in Python)."""
     start = set(entities)
-
-    def expandable(node: str) -> bool:
-        return node in start or not hub_cap or degrees.get(node, 0) <= hub_cap
-
-    dist = {e: 0 for e in entities if e in adjacency}
-    queue = deque(dist)
-    while queue:
-        node = queue.popleft()
-        if not expandable(node):
-            continue
-        step = dist[node] + 1
-        for nxt in adjacency[node]:
-            if nxt not in dist:
-                dist[nxt] = step
-                queue.append(nxt)
-    # A triple is as near as its nearer endpoint that the walk may step through (once per node,
-    # not per triple: ~10k triples in the slowest questions).
-    inf = 1 << 30
-    reach = {node: d for node, d in dist.items() if expandable(node)}
-    return {t.id: min(reach.get(t.subject, inf), reach.get(t.object, inf)) + 1 for t in triples}
+    levels = [0] * len(subjects)
+    seen = set(start)
+    level = start
+    left = list(range(len(subjects)))
+    for d in range(1, passes + 1):
+        ends = {n for n in level if n in start or not hub_cap or degrees.get(n, 0) <= hub_cap}
+        if not ends or not left:
+            break
+        reached: set[str] = set()
+        rest: list[int] = []
+        for i in left:
+            s, o = subjects[i], objects[i]
+            if s in ends or o in ends:
+                levels[i] = d
+                reached.add(s)
+                reached.add(o)
+            else:
+                rest.append(i)
+        left = rest
+        level = reached - seen
+        seen |= level
+    return levels
 
 
 def candidates_from_rows(
@@ -74,23 +112,26 @@ def candidates_from_rows(
 ) -> Candidates:
     """:class:`Candidates` from the rows of a candidates query (``[triple id, subject,
     relation, object, subject degree, object degree]``; at most ``max_candidates + 1`` of
-    them, so that a cut can be told): grouped by hop distance, with the hubs that were reached
-    but not expanded through."""
+    them, so that a cut can be told): grouped by hop distance, each group in (subject,
+    relation, object) order, with the hubs that were reached but not expanded through."""
     truncated = len(rows) > policy.max_candidates
     rows = rows[: policy.max_candidates]
-    triples = [Triple(tid, s, rel, o) for tid, s, rel, o, _, _ in rows]
     degrees: dict[str, int] = {}
     for _, s, _, o, s_degree, o_degree in rows:
         degrees[s] = s_degree
         degrees[o] = o_degree
-    hops = hop_distances(triples, degrees, entities, policy.hub_cap)
-    by_hop: list[list[Triple]] = [[] for _ in range(policy.hops)]
-    for t in triples:
-        by_hop[min(hops[t.id], policy.hops) - 1].append(t)
-    order = attrgetter("subject", "relation", "object")
-    for group in by_hop:
-        group.sort(key=order)
-    inner = {t.subject for g in by_hop[:-1] for t in g} | {t.object for g in by_hop[:-1] for t in g}
+    # Everything the first hops - 1 passes do not place is in the last group.
+    ends = [r[1] for r in rows], [r[3] for r in rows]
+    levels = _levels(*ends, degrees, entities, policy.hub_cap, policy.hops - 1)
+    last = policy.hops - 1
+    groups: list[list[Sequence[Any]]] = [[] for _ in range(policy.hops)]
+    for row, level in zip(rows, levels, strict=True):
+        groups[level - 1 if level else last].append(row)
+    order = itemgetter(1, 2, 3)
+    by_hop = tuple(
+        tuple(Triple(r[0], r[1], r[2], r[3]) for r in sorted(g, key=order)) for g in groups
+    )
+    inner = {n for g in groups[:last] for r in g for n in (r[1], r[3])}
     topic = set(entities)
     skipped = sorted(
         (n, d)
@@ -100,7 +141,7 @@ def candidates_from_rows(
     return Candidates(
         entities=tuple(entities),
         hops=policy.hops,
-        by_hop=tuple(tuple(g) for g in by_hop),
+        by_hop=by_hop,
         truncated=truncated,
         skipped_hubs=tuple(skipped),
         seconds=time.perf_counter() - started,

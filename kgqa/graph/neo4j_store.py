@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from kgqa.errors import EntityNotFound, KGQAError
 from kgqa.graph.base import DuplicateId, GraphStats, RelationStats, SavedRun
-from kgqa.graph.expand import MAX_HOPS, ExpandPolicy, candidates_from_rows, lucene_escape
+from kgqa.graph.expand import (
+    MAX_HOPS,
+    ExpandPolicy,
+    candidates_from_rows,
+    gc_paused,
+    lucene_escape,
+)
 from kgqa.graph.linking import link_terms, named_in, one_ignoring_case
 from kgqa.graph.neo4j_errors import graph_errors
 from kgqa.graph.neo4j_writes import Neo4jWrites
@@ -182,16 +188,17 @@ class Neo4jStore(Neo4jWrites):
             raise KGQAError(f"hops must be between 1 and {MAX_HOPS}, got {policy.hops}")
         self.require_entities(entities)
         started = time.perf_counter()
-        records = self._read(
-            f"candidates_hops{policy.hops}",
-            entities=list(entities),
-            hub_cap=policy.hub_cap if policy.hub_cap > 0 else _NO_CAP,
-            limit=policy.max_candidates + 1,
-        )
-        rows = records[0]["rows"] if records else []
-        if not self.schema.native:
-            rows = [[self._id(tid, s, r, o), s, r, o, ds, do] for tid, s, r, o, ds, do in rows]
-        return candidates_from_rows(rows, entities, policy, started)
+        with gc_paused():
+            records = self._read(
+                f"candidates_hops{policy.hops}",
+                entities=list(entities),
+                hub_cap=policy.hub_cap if policy.hub_cap > 0 else _NO_CAP,
+                limit=policy.max_candidates + 1,
+            )
+            rows = records[0]["rows"] if records else []
+            if not self.schema.native:
+                rows = [[self._id(tid, s, r, o), s, r, o, ds, do] for tid, s, r, o, ds, do in rows]
+            return candidates_from_rows(rows, entities, policy, started)
 
     def frontier_edges(self, names: Sequence[str], limit: int = 50000) -> list[Edge]:
         """Every triple touching ``names``, both directions, seen from the entity it touches."""
