@@ -18,6 +18,7 @@ from typing import Any
 from kgqa.types import Candidates, Triple
 
 MAX_HOPS = 3
+_SRO = itemgetter(0, 1, 2)
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 
@@ -116,22 +117,21 @@ def candidates_from_rows(
     relation, object) order, with the hubs that were reached but not expanded through."""
     truncated = len(rows) > policy.max_candidates
     rows = rows[: policy.max_candidates]
-    degrees: dict[str, int] = {}
-    for _, s, _, o, s_degree, o_degree in rows:
-        degrees[s] = s_degree
-        degrees[o] = o_degree
-    # Everything the first hops - 1 passes do not place is in the last group.
-    ends = [r[1] for r in rows], [r[3] for r in rows]
-    levels = _levels(*ends, degrees, entities, policy.hub_cap, policy.hops - 1)
-    last = policy.hops - 1
-    groups: list[list[Sequence[Any]]] = [[] for _ in range(policy.hops)]
-    for row, level in zip(rows, levels, strict=True):
-        groups[level - 1 if level else last].append(row)
-    order = itemgetter(1, 2, 3)
-    by_hop = tuple(
-        tuple(Triple(r[0], r[1], r[2], r[3]) for r in sorted(g, key=order)) for g in groups
+    # Columns, and the dict of degrees from them, built in C (a node's degree is the same in
+    # every row it is in).
+    ids, subjects, relations, objects, s_degrees, o_degrees = (
+        zip(*rows, strict=True) if rows else ((),) * 6
     )
-    inner = {n for g in groups[:last] for r in g for n in (r[1], r[3])}
+    degrees = dict(zip(subjects, s_degrees, strict=True))
+    degrees.update(zip(objects, o_degrees, strict=True))
+    # Everything the first hops - 1 passes do not place is in the last group.
+    levels = _levels(subjects, objects, degrees, entities, policy.hub_cap, policy.hops - 1)
+    last = policy.hops - 1
+    groups: list[list[tuple[str, str, str, int]]] = [[] for _ in range(policy.hops)]
+    for level, row in zip(levels, zip(subjects, relations, objects, ids, strict=True), strict=True):
+        groups[level - 1 if level else last].append(row)
+    by_hop = tuple(tuple(Triple(i, s, r, o) for s, r, o, i in sorted(g, key=_SRO)) for g in groups)
+    inner = {n for g in groups[:last] for s, _, o, _ in g for n in (s, o)}
     topic = set(entities)
     skipped = sorted(
         (n, d)
