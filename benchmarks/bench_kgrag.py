@@ -1,14 +1,17 @@
-"""The paper's pipeline (``--mode kgrag``) per question, its facts written one triple per line
-(the paper's way, the baseline) and grouped (``retrieval.facts = grouped``), in one process.
+"""The paper's pipeline (``--mode kgrag``) per question, two ways in one process.
 
-Each seeded dev question of each hop is answered both ways, alternating which goes first, by
-one factory (one model, one index, one Neo4j connection; the second way shares them), after
-one untimed question each way (the model's load, the pinned prefixes). It
-prints, per hop and overall: seconds per question (p50 / mean), the answer stage's prompt
-tokens per question, the ratio of the baseline's seconds to the grouped ones, entity Hit@1
-of each way, and how many questions got the same top answer entity and the same answer
-entities. The settings come from the environment and kgqa.toml as for `kgqa ask` (a loaded
-KB with its vector index).
+``--compare pin`` (the default): the way before session 25, the answer prompt's instructions
+evaluated again for every sub-question (the baseline, its own model instance, since pinned
+prefixes belong to a model), against kgqa's default, where they are pinned like the other
+stages' fixed prefixes. ``--compare grouped``: facts written one triple per line (the paper's
+way, the baseline) against grouped (``retrieval.facts = grouped``), one model for both.
+
+Each seeded dev question of each hop is answered both ways, alternating which goes first,
+after one untimed question each way (the model's load, the pinned prefixes). It prints, per
+hop and overall: seconds per question (p50 / mean), the answer stage's prompt tokens per
+question, the ratio of the baseline's seconds to the other's, entity Hit@1 of each way, and
+how many questions got the same top answer entity and the same answer entities. The settings
+come from the environment and kgqa.toml as for `kgqa ask` (a loaded KB with its vector index).
 
     .venv/bin/python benchmarks/bench_kgrag.py --data ../shared/metaqa --limit 5 --seed 2
 """
@@ -26,9 +29,18 @@ from typing import Any
 from kgqa.eval.datasets import load_split, sample
 from kgqa.eval.metrics import hit1_entity
 from kgqa.factory import Factory
+from kgqa.prompts import PromptTemplate
 from kgqa.settings import load_settings
 
-WAYS = ("triples", "grouped")
+
+def without_answer_pin(factory: Factory) -> Factory:
+    """``factory`` whose model ignores the pin of the answer prompt (the way before)."""
+    llm = factory.llm()
+    pin = getattr(llm, "pin_prefix", None)
+    answer = PromptTemplate("answer").render(question="", triples="")[:-1]
+    if pin is not None:
+        llm.pin_prefix = lambda prompt: None if list(prompt)[:-1] == answer else pin(prompt)  # type: ignore[method-assign]
+    return factory
 
 
 def stage(answer: Any, name: str, field: str) -> float:
@@ -41,21 +53,30 @@ def main() -> None:
     ap.add_argument("--hops", default="1,2,3")
     ap.add_argument("--limit", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--compare", choices=("pin", "grouped"), default="pin")
     args = ap.parse_args()
-    base = Factory(load_settings({"retrieval.facts": "triples"}))
-    grouped = base.sharing(load_settings({"retrieval.facts": "grouped"}))
-    pipes = {"triples": base.pipeline("kgrag"), "grouped": grouped.pipeline("kgrag")}
+    if args.compare == "grouped":
+        ways = ("triples", "grouped")
+        base = Factory(load_settings({"retrieval.facts": "triples"}))
+        other = base.sharing(load_settings({"retrieval.facts": "grouped"}))
+        pipes = {"triples": base.pipeline("kgrag"), "grouped": other.pipeline("kgrag")}
+    else:
+        ways = ("before", "pinned")
+        base = without_answer_pin(Factory(load_settings({})))
+        other = Factory(load_settings({}))
+        pipes = {"before": base.pipeline("kgrag"), "pinned": other.pipeline("kgrag")}
+    first, second = ways
     rows: list[dict[str, Any]] = []
     # Untimed: loading the model and evaluating the pinned prefixes.
     warm = sample(load_split(args.data, 1, "dev"), 1, args.seed + 1000)[0]
-    for way in WAYS:
+    for way in ways:
         pipes[way].answer(warm.text, warm.entities)
     print(f"# load average at start {os.getloadavg()[0]:.2f}", flush=True)
     for hops in (int(h) for h in args.hops.split(",")):
         questions = sample(load_split(args.data, hops, "dev"), args.limit, args.seed)
         for n, q in enumerate(questions):
             row: dict[str, Any] = {"hops": hops, "question": q.text}
-            order = WAYS if n % 2 == 0 else WAYS[::-1]
+            order = ways if n % 2 == 0 else ways[::-1]
             for way in order:
                 start = time.perf_counter()
                 answer = pipes[way].answer(q.text, q.entities)
@@ -69,26 +90,27 @@ def main() -> None:
             rows.append(row)
     print(f"# load average at end {os.getloadavg()[0]:.2f}")
     print(
-        "| hops | n | triples s p50 / mean | grouped s p50 / mean | ratio (mean) "
-        "| answer prompt tokens | Hit@1 triples / grouped | same top / same set |"
+        f"| hops | n | {first} s p50 / mean | {second} s p50 / mean | ratio (mean) "
+        f"| answer prompt tokens | Hit@1 {first} / {second} | same top / same set |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for hops in [*sorted({r["hops"] for r in rows}), "all"]:
         part = [r for r in rows if hops == "all" or r["hops"] == hops]
-        sec = {w: [r[w]["seconds"] for r in part] for w in WAYS}
-        tok = {w: statistics.mean(r[w]["answer_tokens"] for r in part) for w in WAYS}
-        hit = {w: sum(r[w]["hit"] for r in part) for w in WAYS}
-        top = sum(r["triples"]["entities"][:1] == r["grouped"]["entities"][:1] for r in part)
-        same = sum(r["triples"]["entities"] == r["grouped"]["entities"] for r in part)
-        ratio = statistics.mean(sec["triples"]) / statistics.mean(sec["grouped"])
+        sec = {w: [r[w]["seconds"] for r in part] for w in ways}
+        tok = {w: statistics.mean(r[w]["answer_tokens"] for r in part) for w in ways}
+        hit = {w: sum(r[w]["hit"] for r in part) for w in ways}
+        top = sum(r[first]["entities"][:1] == r[second]["entities"][:1] for r in part)
+        same = sum(r[first]["entities"] == r[second]["entities"] for r in part)
+        ratio = statistics.mean(sec[first]) / statistics.mean(sec[second])
         print(
             f"| {hops} | {len(part)} "
             + "".join(
-                f"| {statistics.median(sec[w]):.1f} / {statistics.mean(sec[w]):.1f} " for w in WAYS
+                f"| {statistics.median(sec[w]):.1f} / {statistics.mean(sec[w]):.1f} " for w in ways
             )
-            + f"| x{ratio:.2f} | {tok['triples']:.0f} -> {tok['grouped']:.0f} "
-            f"| {hit['triples']} / {hit['grouped']} | {top} / {same} |"
+            + f"| x{ratio:.2f} | {tok[first]:.0f} -> {tok[second]:.0f} "
+            f"| {hit[first]} / {hit[second]} | {top} / {same} |"
         )
+    other.close()
     base.close()
 
 

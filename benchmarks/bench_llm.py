@@ -4,6 +4,7 @@ and per-stage seconds and tokens per mode for one dev question per hop.
     .venv/bin/python benchmarks/bench_llm.py speed  --model qwen2.5-coder-0.5b
     .venv/bin/python benchmarks/bench_llm.py prefix --model qwen2.5-coder-1.5b
     .venv/bin/python benchmarks/bench_llm.py stages --model qwen2.5-coder-1.5b --modes qd,llm
+    .venv/bin/python benchmarks/bench_llm.py settings --model qwen2.5-coder-1.5b
 
 Prints one JSON object per measurement (and a table for ``stages``). The machine is shared:
 the load average is printed with every run so slow numbers can be told from slow neighbours.
@@ -139,15 +140,77 @@ def stages(llm: LlamaCppLLM, modes: list[str], hop_list: list[int], seed: int) -
             )
 
 
+# llama.cpp context settings tried for prompt evaluation, beside the load kgqa does for
+# `kgqa ask` (weights as stored, llama-cpp-python's batch of 512, no flash attention, f16 KV).
+VARIANTS: dict[str, tuple[bool, dict[str, object]]] = {
+    "kgqa ask (as stored)": (False, {}),
+    "repacked (serve, eval)": (True, {}),
+    "repacked + flash attention": (True, {"flash_attn": True}),
+    "repacked, batch 128": (True, {"n_batch": 128, "n_ubatch": 128}),
+    "repacked, batch 2048": (True, {"n_batch": 2048, "n_ubatch": 2048}),
+    "repacked + flash attention, KV q8_0": (True, {"flash_attn": True, "type_k": 8, "type_v": 8}),
+}
+
+
+def prompt_settings(model: str, threads: int, repeats: int = 4) -> None:
+    """Prompt evaluation speed of a paper-pipeline answer prompt (its instructions and 30
+    facts, ~490 tokens: two thirds of `kgrag`'s time per question) under each of
+    :data:`VARIANTS`, each a fresh model load, the prompt evaluated from an empty context
+    ``repeats`` times (median of all but the first), and the ratio to kgqa's load."""
+    import statistics
+
+    import llama_cpp
+
+    from kgqa.llm.llama_cpp import _extra_buffers
+
+    settings = load_settings({"llm.model": model, "llm.n_threads": threads})
+    path = resolve_model(model, settings.cache_dir)
+    n_threads = threads or (os.cpu_count() or 1)
+    facts = "\n".join(f"(Movie {i}, directed by, Person {i * 7 % 13} Smith)" for i in range(30))
+    prompt = PromptTemplate("answer").render(question="who directed Movie 3?", triples=facts)
+    base = None
+    for name, (repack, extra) in VARIANTS.items():
+        with _extra_buffers(repack):
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=settings.llm.n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                verbose=False,
+                **extra,  # type: ignore[arg-type]
+            )
+        seconds = []
+        for _ in range(repeats):
+            llama.reset()
+            start = time.perf_counter()
+            out = llama.create_chat_completion(messages=prompt, max_tokens=1, temperature=0.0)
+            seconds.append(time.perf_counter() - start)
+        tokens = out["usage"]["prompt_tokens"]  # type: ignore[index]
+        rate = tokens / statistics.median(seconds[1:])
+        base = base or rate
+        emit(
+            what="prompt_settings",
+            variant=name,
+            prompt_tokens=tokens,
+            prompt_tok_s=round(rate, 1),
+            ratio=round(rate / base, 3),
+            threads=n_threads,
+        )
+        del llama
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["speed", "prefix", "stages"])
+    ap.add_argument("what", choices=["speed", "prefix", "stages", "settings"])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--threads", type=int, default=0, help="0: all cores")
     ap.add_argument("--modes", default="qd,llm")
     ap.add_argument("--hops", default="1,2,3")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if args.what == "settings":
+        prompt_settings(args.model, args.threads)
+        return
     llm = build_llm(args.model, args.threads)
     if args.what == "speed":
         speed(llm)

@@ -184,13 +184,16 @@ class KGRAGPipeline:
             llm, p.gen.with_(max_tokens=p.synthesis_max_tokens), PromptTemplate("synthesize", pdir)
         )
         # The decomposition, reformulation and synthesis prompts start with fixed instructions
-        # and examples (~580, ~200 and ~150 tokens); an LLM that can keep such a prefix evaluated
-        # (LlamaCppLLM.pin_prefix) skips re-reading them for every question.
+        # and examples (~580, ~200 and ~150 tokens), the answer prompt with its instructions
+        # (~60); an LLM that can keep such a prefix evaluated (LlamaCppLLM.pin_prefix) skips
+        # re-reading them for every question and sub-question.
         pin = getattr(llm, "pin_prefix", None)
-        if pin is not None and mode in ("kgrag", "qd"):
-            pin(self.decomposer.template.render(question=""))
-            pin(self.reformulator.template.render(sub_question="", previous=""))
-            pin(self.synthesizer.template.render(question="", reasoning="", sub_answers=""))
+        if pin is not None:
+            if mode in ("kgrag", "qd"):
+                pin(self.decomposer.template.render(question=""))
+                pin(self.reformulator.template.render(sub_question="", previous=""))
+                pin(self.synthesizer.template.render(question="", reasoning="", sub_answers=""))
+            pin(self.answerer.prompt("", [] if mode in GRAPH_MODES else None))
 
     def answer(self, question: str, entities: Sequence[str]) -> Answer:
         entities = tuple(entities)

@@ -176,12 +176,12 @@ class PinningLLM(ScriptedLLM):
         self.pins.append(prompt)
 
 
-@pytest.mark.parametrize("mode,pins", [("kgrag", 3), ("qd", 3), ("kaping", 0), ("llm", 0)])
-def test_decomposing_modes_pin_the_fixed_prompt_prefixes(mode, pins):
+@pytest.mark.parametrize("mode,pins", [("kgrag", 4), ("qd", 4), ("kaping", 1), ("llm", 1)])
+def test_every_stage_pins_its_fixed_prompt_prefix(mode, pins):
     llm = PinningLLM()
-    _pipeline(mode, llm, FakeRetriever())
+    pipeline = _pipeline(mode, llm, FakeRetriever())
     assert len(llm.pins) == pins and llm.calls == []
-    if pins:
+    if pins == 4:
         # The pinned prompt is the decomposition prompt up to the question itself.
         assert (
             llm.pins[0][:-1]
@@ -189,3 +189,9 @@ def test_decomposing_modes_pin_the_fixed_prompt_prefixes(mode, pins):
                 ScriptedLLM(), None, PipelineParams(), "qd"
             ).decomposer.template.render(question="Q")[:-1]
         )
+    # The answer prompt of every sub-question continues the last pin: its instructions.
+    facts = [ScoredTriple(Triple(1, "Heat", "directed_by", "Michael Mann"), 0.9)]
+    asked = pipeline.answerer.prompt(
+        "who directed Heat?", facts if mode in ("kgrag", "kaping") else None
+    )
+    assert llm.pins[-1][:-1] == asked[:-1] and llm.pins[-1][-1] != asked[-1]
