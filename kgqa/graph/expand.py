@@ -37,7 +37,8 @@ def gc_paused() -> Iterator[None]:
     candidates query's decoded rows and their triples, ~10k of each at N=3): without it
     CPython runs collections in the middle of the burst, and each full one walks every object
     of the process, the loaded models' included (N=3 retrieval p95 measured in
-    docs/benchmarks.md). Nested or concurrent uses leave collection as the outermost found it."""
+    docs/benchmarks.md). A nested use leaves collection as the outer one found it; with
+    threads, one use ending may end another's pause early, which costs only time."""
     if not gc.isenabled():
         yield
         return
