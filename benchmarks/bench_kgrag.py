@@ -10,7 +10,8 @@ Each seeded dev question of each hop is answered both ways, alternating which go
 after one untimed question each way (the model's load, the pinned prefixes). It prints, per
 hop and overall: seconds per question (p50 / mean), the answer stage's prompt tokens per
 question, the ratio of the baseline's seconds to the other's, entity Hit@1 of each way, and
-how many questions got the same top answer entity and the same answer entities. The settings
+how many questions got the same top answer entity and the same answer entities; then, per
+way, where the time went: each stage's calls, seconds, prompt and generated tokens. The settings
 come from the environment and kgqa.toml as for `kgqa ask` (a loaded KB with its vector index).
 
     .venv/bin/python benchmarks/bench_kgrag.py --data ../shared/metaqa --limit 5 --seed 2
@@ -85,6 +86,10 @@ def main() -> None:
                     "answer_tokens": stage(answer, "answer", "prompt_tokens"),
                     "hit": hit1_entity(answer, q.answers),
                     "entities": [e.name for e in answer.answer_entities],
+                    "stages": [
+                        [c.stage, c.seconds, c.prompt_tokens, c.completion_tokens]
+                        for c in answer.costs
+                    ],
                 }
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -110,6 +115,24 @@ def main() -> None:
             + f"| x{ratio:.2f} | {tok[first]:.0f} -> {tok[second]:.0f} "
             f"| {hit[first]} / {hit[second]} | {top} / {same} |"
         )
+    print("\n| way | stage | calls | seconds | share | prompt tokens | generated tokens |")
+    print("|---|---|---|---|---|---|---|")
+    for w in ways:
+        split: dict[str, list[float]] = {}
+        for r in rows:
+            for name, seconds, prompt, generated in r[w]["stages"]:
+                acc = split.setdefault(name, [0, 0.0, 0, 0])
+                acc[0] += 1
+                acc[1] += seconds
+                acc[2] += prompt
+                acc[3] += generated
+        total = sum(r[w]["seconds"] for r in rows)
+        for name, (calls, seconds, prompt, generated) in split.items():
+            print(
+                f"| {w} | {name} | {calls:.0f} | {seconds:.1f} | {seconds / total:.0%} "
+                f"| {prompt:.0f} | {generated:.0f} |"
+            )
+        print(f"| {w} | whole questions | {len(rows)} | {total:.1f} | 100% | | |")
     other.close()
     base.close()
 
