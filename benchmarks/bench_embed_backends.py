@@ -102,6 +102,11 @@ def distill(out: Path) -> None:
     print(f"distilled into {out} in {time.perf_counter() - start:.1f} s", flush=True)
 
 
+def cosine(cv: np.ndarray, qv: np.ndarray) -> Callable[[np.ndarray, int], np.ndarray]:
+    """Candidate rows' scores for question ``i``: their vectors against its vector."""
+    return lambda rows, i: cv[rows] @ qv[i]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="a dataset in MetaQA's layout")
@@ -113,6 +118,10 @@ def main() -> int:
     ap.add_argument("--static", type=Path, help="a model2vec folder to measure")
     ap.add_argument("--distill", type=Path, help="distill MiniLM into this folder first")
     ap.add_argument("--variants", help="comma-separated subset (torch-fp32 always runs)")
+    ap.add_argument(
+        "--rerank", type=int, default=200,
+        help="also rank kgqa-static's top-N again by onnx-fp32 (embed.rerank; 0: not)",
+    )  # fmt: skip
     args = ap.parse_args()
 
     if args.distill:
@@ -179,14 +188,27 @@ def main() -> int:
                 embed_sorted([t.verbalize() for t in union], 384, 256, encode),
                 embed_sorted([q.text for _, q, _ in asked], 384, 256, encode),
             )
+    scorers = {name: cosine(cv, qv) for name, (cv, qv) in ranked.items()}
+    if args.rerank > 0 and {"kgqa-static", "onnx-fp32"} <= set(ranked):
+        (s_cv, s_qv), (f_cv, f_qv) = ranked["kgqa-static"], ranked["onnx-fp32"]
+
+        def rerank(rows: np.ndarray, i: int) -> np.ndarray:
+            """kgqa.pipeline.retrieve.GraphRetriever with a reranker: the static top-N,
+            scored again by the model itself; the rest below every one of them."""
+            shortlist = np.argsort(-(s_cv[rows] @ s_qv[i]), kind="stable")[: args.rerank]
+            out = np.full(len(rows), -np.inf)
+            out[shortlist] = f_cv[rows[shortlist]] @ f_qv[i]
+            return out
+
+        scorers[f"kgqa-static>top{args.rerank}>onnx-fp32"] = rerank
     for set_name in args.sets.split(","):
-        for name, (cv, qv) in ranked.items():
+        for name, score in scorers.items():
             overlap, gold = [], []
             for i, (s_name, q, cand) in enumerate(asked):
                 if s_name != set_name or not cand:
                     continue
                 rows = np.array([row[t.id] for t in cand])
-                top = rows[np.argsort(-(cv[rows] @ qv[i]), kind="stable")[:K]]
+                top = rows[np.argsort(-score(rows, i), kind="stable")[:K]]
                 base_cv, base_qv = ranked["torch-fp32"]
                 base_top = rows[np.argsort(-(base_cv[rows] @ base_qv[i]), kind="stable")[:K]]
                 overlap.append(len(set(top) & set(base_top)) / len(base_top))

@@ -139,13 +139,19 @@ class Factory:
 
         ``embed.backend`` "auto" where ONNX Runtime is installed: the same model through ONNX
         Runtime (no torch import: seconds sooner in a new process), falling back to
-        :meth:`embedder` for a model it cannot export; otherwise :meth:`embedder`."""
+        :meth:`embedder` for a model it cannot export; "static": ``embed.model`` itself
+        through ONNX Runtime (the static vectors only shortlist the index's triples, see
+        :meth:`retriever`; graph mode compares its phrasings with the full model); otherwise
+        :meth:`embedder`."""
         if "query_embedder" not in self._cache:
             start = time.perf_counter()
             from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
+            from kgqa.embed.static import StaticEmbedder
 
             s = self.settings.embed
             embedder: Any = self.embedder()
+            if isinstance(embedder, StaticEmbedder):
+                embedder = embedder.source
             # "auto" stands in only for the sentence-transformers embedder of embed.model on a
             # CPU (not for an embedder given to the factory otherwise).
             if (
@@ -191,17 +197,31 @@ class Factory:
         return out
 
     def retriever(self) -> GraphRetriever:
-        """Graph candidates (Neo4j) + top-K over the vector index of embedded triples."""
+        """Graph candidates (Neo4j) + top-K over the vector index of embedded triples; with
+        ``embed.backend = static`` the index's static vectors shortlist ``embed.rerank``
+        triples and the full model picks the top-K among them (0: the static vectors alone)."""
         if "retriever" not in self._cache:
+            from kgqa.embed.static import StaticEmbedder
             from kgqa.graph.expand import ExpandPolicy
             from kgqa.pipeline.retrieve import GraphRetriever
 
             r = self.settings.retrieval
+            index, full = self.vector_index(), self.question_embedder()
+            shortlist = self.embedder()
+            if isinstance(shortlist, StaticEmbedder):
+                shortlist.warm_up()
+                reranker, depth = full, self.settings.embed.rerank
+                if depth < 0:
+                    raise ConfigError(f"embed.rerank must be 0 or more, not {depth}")
+            else:
+                shortlist, reranker, depth = full, None, 0
             self._cache["retriever"] = GraphRetriever(
                 self.graph(),
-                self.vector_index(),
-                self.question_embedder(),
+                index,
+                shortlist,
                 ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
+                reranker=reranker,
+                rerank_depth=depth,
             )
         return self._cache["retriever"]
 

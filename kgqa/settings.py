@@ -88,6 +88,12 @@ class EmbedSettings:
     # "static": a static model kgqa distils once from embed.model (kgqa.embed.static):
     # ~100x faster to embed a KB, other vectors (its own index: `kgqa index --rebuild`).
     backend: str = "auto"
+    # With backend "static": the top `rerank` candidate triples by the static vectors are
+    # scored again by embed.model itself (question and triples) and the top-K taken from that
+    # (at 200: MiniLM's top-30 overlap 0.86 / 0.99 on 1-/2-hop dev questions against 0.53 /
+    # 0.85 for static alone; ~0.5 s per top-K; KAPING Hit@1 gains at one hop and loses at two,
+    # docs/benchmarks.md). 0: the static vectors alone.
+    rerank: int = 0
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,11 @@ class StaticEmbedder:
         return self._source.dim
 
     @property
+    def source(self) -> OnnxEmbedder:
+        """The full model the table was distilled from (``embed.model`` through ONNX Runtime)."""
+        return self._source
+
+    @property
     def table_path(self) -> Path:
         folder = f"{_slug(self._source.name)}-{_model_key(self.path)}"
         return self.cache_dir / "embed-static" / folder / "tokens.npy"

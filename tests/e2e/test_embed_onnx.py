@@ -88,8 +88,28 @@ def test_the_static_model_is_distilled_once_and_embeds_by_meaning(cache_dir):
     assert q @ got[0] > q @ got[1] + 0.1, (q @ got[0], q @ got[1])
 
 
-def test_embed_backend_static_embeds_questions_and_triples_alike(cache_dir):
-    settings = load_settings({"embed.backend": "static", "cache_dir": str(cache_dir)}, env={})
+def test_embed_backend_static_indexes_static_and_reranks_with_the_model(cache_dir, tmp_path):
+    from kgqa.graph.memory_store import MemoryStore
+    from kgqa.index.sync import sync_index
+    from kgqa.loaders.base import triple_id
+    from kgqa.types import Triple
+
+    overrides = {"embed.backend": "static", "embed.rerank": 200, "cache_dir": str(cache_dir)}
+    settings = load_settings(overrides | {"index.dir": str(tmp_path)}, env={})
+    rows = [("Heat", "directed_by", "Michael Mann"), ("Heat", "starred_actors", "Al Pacino")]
+    rows += [("Heat", "has_tags", f"tag {i}") for i in range(20)]
+    store = MemoryStore(Triple(triple_id(*r), *r) for r in rows)
     with Factory(settings) as f:
+        f._graph = store  # type: ignore[assignment]
         assert type(f.embedder()).__name__ == "StaticEmbedder"
-        assert f.question_embedder() is f.embedder()
+        sync_index(tmp_path, f.embedder(), store.all_triples(), False)
+        # questions (graph mode, the rerank) go to the model itself, the index is static
+        assert f.question_embedder() is f.embedder().source  # type: ignore[attr-defined]
+        assert f.question_embedder().name == "all-MiniLM-L6-v2"
+        r = f.retriever()
+        assert r.embedder is f.embedder() and r.reranker is f.question_embedder()
+        assert r.rerank_depth == 200
+        top = r.top_k("who directed Heat", r.candidates(["Heat"], 1), 3)
+        assert top[0].triple.object == "Michael Mann"
+        model = f.question_embedder().embed(["who directed Heat", top[0].triple.verbalize()])
+        assert abs(top[0].score - float(model[0] @ model[1])) < 1e-5  # the model's own score
