@@ -206,6 +206,8 @@ class Factory:
             from kgqa.pipeline.retrieve import GraphRetriever
 
             r = self.settings.retrieval
+            # The graph first: Neo4j down says so before a missing index does.
+            graph = self.graph()
             index, full = self.vector_index(), self.question_embedder()
             shortlist = self.embedder()
             if isinstance(shortlist, StaticEmbedder):
@@ -216,7 +218,7 @@ class Factory:
             else:
                 shortlist, reranker, depth = full, None, 0
             self._cache["retriever"] = GraphRetriever(
-                self.graph(),
+                graph,
                 index,
                 shortlist,
                 ExpandPolicy(r.hops, r.hub_cap, r.max_candidates),
