@@ -64,6 +64,8 @@ class GraphRetriever:
             hits = self.index.top_k(vector, list(by_id), k)
             return [ScoredTriple(by_id[i], float(score)) for i, score in hits]
         shortlist = [i for i, _ in self.index.top_k(vector, list(by_id), max(k, self.rerank_depth))]
+        if not shortlist:
+            return []
         scores = self._full_vectors([by_id[i] for i in shortlist]) @ self.reranker.embed([text])[0]
         # Ties keep the index's order (stable sort).
         best = np.argsort(-scores, kind="stable")[:k]
@@ -78,7 +80,7 @@ class GraphRetriever:
         if new:
             for t, v in zip(new, self.reranker.embed([t.verbalize() for t in new]), strict=True):
                 cache[t.id] = v
-        out = np.stack([cache[t.id] for t in triples]) if triples else np.zeros((0, 1))
+        out = np.stack([cache[t.id] for t in triples])
         for t in triples:
             cache.move_to_end(t.id)
         while len(cache) > self._cache_size:
