@@ -252,12 +252,15 @@ class Factory:
                     max_retries=s.max_retries,
                 )
             elif s.backend == "llama_cpp":
-                from kgqa.llm.llama_cpp import LlamaCppLLM
+                from kgqa.llm.llama_cpp import LlamaCppLLM, repack_pays
                 from kgqa.llm.models import resolve_model
 
-                repack = {"on": True, "off": False, "auto": not self.one_question}.get(
-                    s.cpu_repack.strip().lower()
-                )
+                choice = s.cpu_repack.strip().lower()
+                # auto: repacking costs a one-question process more load time than it saves,
+                # and a build whose kernels read prompts faster as stored never repacks
+                repack = {"on": True, "off": False}.get(choice)
+                if choice == "auto":
+                    repack = not self.one_question and repack_pays()
                 if repack is None:
                     raise ConfigError(
                         f"llm.cpu_repack must be 'auto', 'on' or 'off', not {s.cpu_repack!r} "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import json
 import logging
@@ -279,6 +280,8 @@ class LlamaCppLLM:
             "size": stat.st_size,
             "mtime_ns": stat.st_mtime_ns,
             "llama_cpp": getattr(llama_cpp, "__version__", "?"),
+            # a build for another CPU computes the same prefix with other kernels
+            "cpu": cpu_features(),
             "n_ctx": self._llama.n_ctx(),
             "n_gpu_layers": self.n_gpu_layers,
             "messages": pin,
@@ -386,6 +389,26 @@ class _GrammarChecked:
 
 
 _load_lock = threading.Lock()
+
+
+@functools.cache
+def cpu_features() -> str:
+    """The CPU features llama.cpp was built with (its ``llama_print_system_info``, e.g.
+    ``AVX2 = 1 | AVX512_VNNI = 1 | ...``)."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info()
+    return (info.decode() if isinstance(info, bytes) else str(info)).strip()
+
+
+def repack_pays() -> bool:
+    """Whether llama.cpp's repacked weight layouts (``use_extra_bufts``) make this build read
+    prompts faster. Measured with ``benchmarks/bench_llm.py settings`` on a 2-core AVX-512
+    machine (docs/benchmarks.md): a portable AVX2 build reads the answer prompt at 75 tokens/s
+    repacked against 69 as stored, but a build with AVX-512 VNNI reads it at 127 as stored (its
+    tiled VNNI matrix kernels) against 98 repacked. Repacked still generates faster (24.5 against
+    20 tokens/s), but kgqa's stages read far more tokens than they write."""
+    return "AVX512_VNNI = 1" not in cpu_features()
 
 
 @contextlib.contextmanager

@@ -92,7 +92,7 @@ def test_cpu_repack_off_loads_without_extra_buffers_and_restores_the_default():
     assert capi.llama_model_default_params is default
 
 
-def test_a_state_pinned_without_repack_has_its_own_key_and_the_default_keeps_the_old_one(
+def test_a_state_pinned_without_repack_has_its_own_key_and_a_key_names_the_build(
     tmp_path,
 ):
     from kgqa.llm.llama_cpp import LlamaCppLLM
@@ -110,11 +110,14 @@ def test_a_state_pinned_without_repack_has_its_own_key_and_the_default_keeps_the
         llm._llama = _Ctx()
         keys[repack] = llm._state_key([{"role": "system", "content": "pinned"}])
     assert keys[True] != keys[False]
-    # the key of a repacked load is what it was before the setting existed
+    # the key of a repacked load: the model file, llama.cpp's version and CPU build, the
+    # context, the messages (no repack field)
     import hashlib
     import json
 
     import llama_cpp
+
+    from kgqa.llm.llama_cpp import cpu_features
 
     stat = model.stat()
     before = {
@@ -122,6 +125,7 @@ def test_a_state_pinned_without_repack_has_its_own_key_and_the_default_keeps_the
         "size": stat.st_size,
         "mtime_ns": stat.st_mtime_ns,
         "llama_cpp": llama_cpp.__version__,
+        "cpu": cpu_features(),
         "n_ctx": 4096,
         "n_gpu_layers": 0,
         "messages": [{"role": "system", "content": "pinned"}],
@@ -131,15 +135,24 @@ def test_a_state_pinned_without_repack_has_its_own_key_and_the_default_keeps_the
 
 
 @pytest.mark.parametrize(
-    ("value", "one_question", "repack"),
-    [("auto", True, False), ("auto", False, True), ("on", True, True), ("off", False, False)],
+    ("value", "one_question", "features", "repack"),
+    [
+        ("auto", True, "AVX2 = 1 | REPACK = 1", False),
+        ("auto", False, "AVX2 = 1 | REPACK = 1", True),
+        # a build with AVX-512 VNNI reads prompts faster from the weights as stored
+        ("auto", False, "AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | REPACK = 1", False),
+        ("on", True, "AVX2 = 1 | AVX512_VNNI = 1", True),
+        ("off", False, "AVX2 = 1", False),
+    ],
 )
-def test_cpu_repack_auto_loads_as_stored_for_one_question(
-    tmp_path, monkeypatch, value, one_question, repack
+def test_cpu_repack_auto_loads_as_stored_for_one_question_and_on_vnni_builds(
+    tmp_path, monkeypatch, value, one_question, features, repack
 ):
     from kgqa.factory import Factory
+    from kgqa.llm import llama_cpp as kgqa_llama
     from kgqa.settings import load_settings
 
+    monkeypatch.setattr(kgqa_llama, "cpu_features", lambda: features)
     monkeypatch.chdir(tmp_path)
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
