@@ -8,7 +8,9 @@ Each seeded question of each set is asked twice as a new process, alternating:
   every `kgqa ask` ran before issue 16; ``--baseline repack``: ``llm.cpu_repack = on``, the
   weights repacked at load as every `kgqa ask` did before session 20; ``--baseline grammar``:
   ``llm.grammar_check_first = false``, every token of the vocabulary held to the step
-  grammar at each step as before session 24;
+  grammar at each step as before session 24; ``--baseline build --baseline-site DIR``: the
+  llama-cpp-python installed in DIR first on the path (e.g. the portable AVX2 build every
+  `kgqa ask` ran on before session 27), the settings as now;
 - **now**: the settings' defaults (ONNX Runtime for the question's texts, the pinned prefix
   loaded from ``<cache_dir>/prompt-states``, the weights used as stored for one question).
 
@@ -40,6 +42,7 @@ BASELINES = {
     "issue16": {"KGQA_EMBED_BACKEND": "torch", "KGQA_LLM_PROMPT_STATES": "false"},
     "repack": {"KGQA_LLM_CPU_REPACK": "on"},
     "grammar": {"KGQA_LLM_GRAMMAR_CHECK_FIRST": "false"},
+    "build": {},  # PYTHONPATH from --baseline-site
 }
 
 
@@ -71,8 +74,16 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=5, help="questions per set")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--baseline", choices=sorted(BASELINES), default="issue16")
+    ap.add_argument(
+        "--baseline-site", type=Path, help="--baseline build: a folder holding llama_cpp"
+    )
     args = ap.parse_args()
-    before = BASELINES[args.baseline]
+    before = dict(BASELINES[args.baseline])
+    if args.baseline == "build":
+        if args.baseline_site is None or not (args.baseline_site / "llama_cpp").is_dir():
+            ap.error("--baseline build needs --baseline-site DIR holding a llama_cpp package")
+        path = [str(args.baseline_site.resolve()), os.environ.get("PYTHONPATH", "")]
+        before["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
 
     questions = []
     for set_name in args.sets.split(","):

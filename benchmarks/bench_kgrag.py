@@ -5,6 +5,11 @@ evaluated again for every sub-question (the baseline, its own model instance, si
 prefixes belong to a model), against kgqa's default, where they are pinned like the other
 stages' fixed prefixes. ``--compare grouped``: facts written one triple per line (the paper's
 way, the baseline) against grouped (``retrieval.facts = grouped``), one model for both.
+``--compare build --baseline-site DIR``: the pipeline as issue 16 found it (the answer prompt
+not pinned, the llama-cpp-python installed in DIR, e.g. the portable AVX2 build, with its
+``llm.cpu_repack`` auto choice), answered in a child process, against kgqa's default in this
+process (the llama.cpp that ``scripts/setup.sh`` built for this CPU). Each way's seconds are
+measured around its pipeline call, in its own process.
 
 Each seeded dev question of each hop is answered both ways, alternating which goes first,
 after one untimed question each way (the model's load, the pinned prefixes). It prints, per
@@ -15,6 +20,9 @@ way, where the time went: each stage's calls, seconds, prompt and generated toke
 come from the environment and kgqa.toml as for `kgqa ask` (a loaded KB with its vector index).
 
     .venv/bin/python benchmarks/bench_kgrag.py --data ../shared/metaqa --limit 5 --seed 2
+    .venv/bin/pip install --no-deps --target /tmp/portable <a portable llama-cpp-python wheel>
+    .venv/bin/python benchmarks/bench_kgrag.py --data ../shared/metaqa --limit 2 --seed 2 \
+        --compare build --baseline-site /tmp/portable
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -48,30 +58,130 @@ def stage(answer: Any, name: str, field: str) -> float:
     return sum(getattr(c, field) for c in answer.costs if c.stage == name)
 
 
+def answered(pipe: Any, text: str, entities: list[str], answers: list[str]) -> dict[str, Any]:
+    """One question answered by ``pipe``: its seconds, answer-stage tokens, hit and stages."""
+    start = time.perf_counter()
+    answer = pipe.answer(text, entities)
+    return {
+        "seconds": time.perf_counter() - start,
+        "answer_tokens": stage(answer, "answer", "prompt_tokens"),
+        "hit": hit1_entity(answer, answers),
+        "entities": [e.name for e in answer.answer_entities],
+        "stages": [
+            [c.stage, c.seconds, c.prompt_tokens, c.completion_tokens] for c in answer.costs
+        ],
+    }
+
+
+def build_of(factory: Factory) -> dict[str, Any]:
+    """Which llama.cpp build ``factory``'s model runs on, and whether its weights repack."""
+    from kgqa.llm.llama_cpp import cpu_features
+
+    llm = factory.llm()
+    return {"cpu": cpu_features(), "cpu_repack": getattr(llm, "cpu_repack", None)}
+
+
+def worker(answer_pin: bool) -> None:
+    """Answer JSON lines ``{"text", "entities", "answers"}`` from stdin, one JSON line each on
+    stdout; the first line out names the build."""
+    factory = Factory(load_settings({}))
+    if not answer_pin:
+        without_answer_pin(factory)
+    pipe = factory.pipeline("kgrag")
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything else printed goes to stderr
+    print(json.dumps(build_of(factory)), file=out, flush=True)
+    for line in sys.stdin:
+        q = json.loads(line)
+        print(
+            json.dumps(answered(pipe, q["text"], q["entities"], q["answers"])), file=out, flush=True
+        )
+    factory.close()
+
+
+class ChildWay:
+    """A way answered in a child process with ``site`` first on its Python path."""
+
+    def __init__(self, site: Path, *, answer_pin: bool):
+        path = [str(site.resolve()), os.environ.get("PYTHONPATH", "")]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--data", "-"]
+        if not answer_pin:
+            cmd.append("--no-answer-pin")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        self.build = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the baseline process ended (exit {self.proc.wait()})")
+        return dict(json.loads(line))
+
+    def answer(self, text: str, entities: list[str], answers: list[str]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        q = {"text": text, "entities": entities, "answers": answers}
+        self.proc.stdin.write(json.dumps(q) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--hops", default="1,2,3")
     ap.add_argument("--limit", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--compare", choices=("pin", "grouped"), default="pin")
+    ap.add_argument("--compare", choices=("pin", "grouped", "build"), default="pin")
+    ap.add_argument("--baseline-site", type=Path, help="--compare build: the baseline's llama.cpp")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-answer-pin", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        worker(answer_pin=not args.no_answer_pin)
+        return
+    closing: list[Any] = []
+
+    def local(pipe: Any) -> Any:
+        return lambda text, entities, answers: answered(pipe, text, entities, answers)
+
     if args.compare == "grouped":
         ways = ("triples", "grouped")
         base = Factory(load_settings({"retrieval.facts": "triples"}))
         other = base.sharing(load_settings({"retrieval.facts": "grouped"}))
-        pipes = {"triples": base.pipeline("kgrag"), "grouped": other.pipeline("kgrag")}
+        pipes = {
+            "triples": local(base.pipeline("kgrag")),
+            "grouped": local(other.pipeline("kgrag")),
+        }
+        closing += [other, base]
+    elif args.compare == "build":
+        if args.baseline_site is None or not (args.baseline_site / "llama_cpp").is_dir():
+            ap.error("--compare build needs --baseline-site DIR holding a llama_cpp package")
+        ways = ("issue", "now")
+        child = ChildWay(args.baseline_site, answer_pin=False)
+        other = Factory(load_settings({}))
+        pipes = {"issue": child.answer, "now": local(other.pipeline("kgrag"))}
+        print(f"# issue: {json.dumps(child.build)}\n# now: {json.dumps(build_of(other))}")
+        closing += [other, child]
     else:
         ways = ("before", "pinned")
         base = without_answer_pin(Factory(load_settings({})))
         other = Factory(load_settings({}))
-        pipes = {"before": base.pipeline("kgrag"), "pinned": other.pipeline("kgrag")}
+        pipes = {"before": local(base.pipeline("kgrag")), "pinned": local(other.pipeline("kgrag"))}
+        closing += [other, base]
     first, second = ways
     rows: list[dict[str, Any]] = []
     # Untimed: loading the model and evaluating the pinned prefixes.
     warm = sample(load_split(args.data, 1, "dev"), 1, args.seed + 1000)[0]
     for way in ways:
-        pipes[way].answer(warm.text, warm.entities)
+        pipes[way](warm.text, list(warm.entities), list(warm.answers))
     print(f"# load average at start {os.getloadavg()[0]:.2f}", flush=True)
     for hops in (int(h) for h in args.hops.split(",")):
         questions = sample(load_split(args.data, hops, "dev"), args.limit, args.seed)
@@ -79,18 +189,7 @@ def main() -> None:
             row: dict[str, Any] = {"hops": hops, "question": q.text}
             order = ways if n % 2 == 0 else ways[::-1]
             for way in order:
-                start = time.perf_counter()
-                answer = pipes[way].answer(q.text, q.entities)
-                row[way] = {
-                    "seconds": time.perf_counter() - start,
-                    "answer_tokens": stage(answer, "answer", "prompt_tokens"),
-                    "hit": hit1_entity(answer, q.answers),
-                    "entities": [e.name for e in answer.answer_entities],
-                    "stages": [
-                        [c.stage, c.seconds, c.prompt_tokens, c.completion_tokens]
-                        for c in answer.costs
-                    ],
-                }
+                row[way] = pipes[way](q.text, list(q.entities), list(q.answers))
             print(json.dumps(row), flush=True)
             rows.append(row)
     print(f"# load average at end {os.getloadavg()[0]:.2f}")
@@ -133,8 +232,8 @@ def main() -> None:
                 f"| {prompt:.0f} | {generated:.0f} |"
             )
         print(f"| {w} | whole questions | {len(rows)} | {total:.1f} | 100% | | |")
-    other.close()
-    base.close()
+    for thing in closing:
+        thing.close()
 
 
 if __name__ == "__main__":
