@@ -21,15 +21,14 @@ recorded tokens (a drafted run would add its own overheads, so a ratio below 1 r
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _ab import arguments
 
 from kgqa.eval.datasets import load_split, sample
 from kgqa.factory import Factory
@@ -116,12 +115,7 @@ def replay(calls: list[tuple[list[int], list[int]]], costs: dict[int, float], dr
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=2)
-    args = ap.parse_args()
+    args = arguments(__doc__)
     factory = Factory(load_settings({}))
     pipe = factory.pipeline("kgrag")
     llm: Any = factory.llm()
@@ -129,7 +123,7 @@ def main() -> None:
     llama = llm._llama
     questions = [
         q
-        for hops in (int(h) for h in args.hops.split(","))
+        for hops in args.hops
         for q in sample(load_split(args.data, hops, "dev"), args.limit, args.seed)
     ]
     print(f"# load average at start {os.getloadavg()[0]:.2f}", flush=True)
