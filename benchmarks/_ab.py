@@ -3,7 +3,8 @@ graph-mode pipeline (bench_step_end.py, bench_grammar_check.py): one untimed que
 way first (the model's load, the pinned prefix), then every question both ways, alternating
 which goes first; per hop and overall, the decomposition's seconds (p50 / mean) and
 generated tokens, the ratio of the first way's mean seconds to the second's, and how many
-questions got the same reasoning (steps and walk) and the same answer entities."""
+questions got the same reasoning (steps and walk) and the same answer entities. Also
+:func:`site_first`, the Python path of a baseline that runs another llama.cpp build."""
 
 from __future__ import annotations
 
@@ -85,3 +86,13 @@ def compare(
         same = sum(r[old]["entities"] == r[new]["entities"] for r in part)
         print(f"| {part_hops} | {len(part)} {cells}| x{ratio:.2f} | {steps} / {same} |")
     return rows
+
+
+def site_first(site: Path | None) -> str | None:
+    """The ``PYTHONPATH`` that puts ``site`` (a folder holding a ``llama_cpp`` package, e.g.
+    a portable llama-cpp-python installed with ``pip install --target``) before this one; None
+    when ``site`` holds no such package."""
+    if site is None or not (site / "llama_cpp").is_dir():
+        return None
+    path = [str(site.resolve()), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(p for p in path if p)

@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _ab import site_first
+
 from kgqa.eval.datasets import read_questions, sample
 
 # The console script beside this interpreter: what a user runs.
@@ -80,10 +82,10 @@ def main() -> int:
     args = ap.parse_args()
     before = dict(BASELINES[args.baseline])
     if args.baseline == "build":
-        if args.baseline_site is None or not (args.baseline_site / "llama_cpp").is_dir():
+        python_path = site_first(args.baseline_site)
+        if python_path is None:
             ap.error("--baseline build needs --baseline-site DIR holding a llama_cpp package")
-        path = [str(args.baseline_site.resolve()), os.environ.get("PYTHONPATH", "")]
-        before["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
+        before["PYTHONPATH"] = python_path
 
     questions = []
     for set_name in args.sets.split(","):

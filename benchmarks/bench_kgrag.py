@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _ab import site_first
+
 from kgqa.eval.datasets import load_split, sample
 from kgqa.eval.metrics import hit1_entity
 from kgqa.factory import Factory
@@ -100,11 +102,10 @@ def worker(answer_pin: bool) -> None:
 
 
 class ChildWay:
-    """A way answered in a child process with ``site`` first on its Python path."""
+    """A way answered in a child process with ``python_path`` as its ``PYTHONPATH``."""
 
-    def __init__(self, site: Path, *, answer_pin: bool):
-        path = [str(site.resolve()), os.environ.get("PYTHONPATH", "")]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+    def __init__(self, python_path: str, *, answer_pin: bool):
+        env = dict(os.environ, PYTHONPATH=python_path)
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--data", "-"]
         if not answer_pin:
             cmd.append("--no-answer-pin")
@@ -162,10 +163,11 @@ def main() -> None:
         }
         closing += [other, base]
     elif args.compare == "build":
-        if args.baseline_site is None or not (args.baseline_site / "llama_cpp").is_dir():
+        python_path = site_first(args.baseline_site)
+        if python_path is None:
             ap.error("--compare build needs --baseline-site DIR holding a llama_cpp package")
         ways = ("issue", "now")
-        child = ChildWay(args.baseline_site, answer_pin=False)
+        child = ChildWay(python_path, answer_pin=False)
         other = Factory(load_settings({}))
         pipes = {"issue": child.answer, "now": local(other.pipeline("kgrag"))}
         print(f"# issue: {json.dumps(child.build)}\n# now: {json.dumps(build_of(other))}")
