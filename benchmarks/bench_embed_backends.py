@@ -10,7 +10,11 @@ Variants (each skipped with a line if its package is missing):
 - ``static``: a model2vec static model distilled from the same MiniLM (``--static DIR``, made
   with ``--distill DIR`` once: ``pip install 'model2vec[distill]'``);
 - ``kgqa-static``: kgqa's own distillation of the same idea (``embed.backend static``;
-  kgqa.embed.static), made once into the cache.
+  kgqa.embed.static), made once into the cache;
+- ``kgqa-aligned``: that static model mapped into MiniLM's space by the least-squares fit
+  ``embed.backend aligned`` makes on the KB's own triples (fitted here on the whole KB, as
+  ``kgqa index`` does; the fit's seconds printed apart); its questions embedded by
+  ``onnx-fp32``, as kgqa embeds them.
 
 Throughput: ``--triples`` seeded random KB triples (``Triple.verbalize()``), batch 256,
 length-sorted, after a warm-up batch. Agreement: for ``--questions`` seeded dev questions of
@@ -29,6 +33,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +47,7 @@ from kgqa.embed.sentence_transformers import (
     embed_sorted,
     resolve_model,
 )
-from kgqa.embed.static import StaticEmbedder
+from kgqa.embed.static import ALIGN_SAMPLE, AlignedStaticEmbedder, StaticEmbedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.graph.expand import ExpandPolicy
 from kgqa.graph.memory_store import MemoryStore
@@ -107,6 +112,22 @@ def cosine(cv: np.ndarray, qv: np.ndarray) -> Callable[[np.ndarray, int], np.nda
     return lambda rows, i: cv[rows] @ qv[i]
 
 
+def reranked(
+    short: tuple[np.ndarray, np.ndarray], full: tuple[np.ndarray, np.ndarray], depth: int
+) -> Callable[[np.ndarray, int], np.ndarray]:
+    """kgqa.pipeline.retrieve.GraphRetriever with a reranker: the shortlisting vectors' top
+    ``depth``, scored again by the model itself; the rest below every one of them."""
+    (s_cv, s_qv), (f_cv, f_qv) = short, full
+
+    def score(rows: np.ndarray, i: int) -> np.ndarray:
+        shortlist = np.argsort(-(s_cv[rows] @ s_qv[i]), kind="stable")[:depth]
+        out = np.full(len(rows), -np.inf)
+        out[shortlist] = f_cv[rows[shortlist]] @ f_qv[i]
+        return out
+
+    return score
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="a dataset in MetaQA's layout")
@@ -122,6 +143,10 @@ def main() -> int:
         "--rerank", type=int, default=200,
         help="also rank kgqa-static's top-N again by onnx-fp32 (embed.rerank; 0: not)",
     )  # fmt: skip
+    ap.add_argument(
+        "--aligned-rerank", default="60,100",
+        help="the same for kgqa-aligned's top-N, comma-separated depths ('' for none)",
+    )  # fmt: skip
     args = ap.parse_args()
 
     if args.distill:
@@ -135,6 +160,7 @@ def main() -> int:
 
     onnx = OnnxEmbedder("all-MiniLM-L6-v2", settings.cache_dir)
     kgqa_static = StaticEmbedder("all-MiniLM-L6-v2", settings.cache_dir)
+    kgqa_aligned = AlignedStaticEmbedder("all-MiniLM-L6-v2", settings.cache_dir)
     fp32 = SentenceTransformerEmbedder(precision="float32")
     bf16 = SentenceTransformerEmbedder(precision="bfloat16")
     variants: dict[str, Callable[[list[str]], np.ndarray] | None] = {
@@ -144,9 +170,22 @@ def main() -> int:
         "onnx-int8": onnx_int8(onnx),
         "static": static_model(args.static) if args.static else None,
         "kgqa-static": lambda b: kgqa_static.embed(b),
+        "kgqa-aligned": lambda b: kgqa_aligned.embed(b),
     }
+    # The variants whose questions another variant embeds (kgqa embeds them with the model).
+    questions_by = {"kgqa-aligned": "onnx-fp32"}
     keep = set(args.variants.split(",")) | {"torch-fp32"} if args.variants else set(variants)
+    keep |= {questions_by[k] for k in keep if k in questions_by}
     variants = {k: v for k, v in variants.items() if k in keep}
+    if "kgqa-aligned" in variants:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as folder:
+            kgqa_aligned.prepare_index(Path(folder), [t.verbalize() for t in triples], 0)
+        print(
+            f"kgqa-aligned: fitted on {ALIGN_SAMPLE:,} of the KB's {len(triples):,} triples "
+            f"in {time.perf_counter() - start:.1f} s (once per index; not in its triples/s)",
+            flush=True,
+        )
     print(
         f"{len(texts)} triples, {cpu_count()} thread(s), load average {os.getloadavg()[0]:.2f}",
         flush=True,
@@ -186,21 +225,23 @@ def main() -> int:
         if name in vectors and encode is not None:
             ranked[name] = (
                 embed_sorted([t.verbalize() for t in union], 384, 256, encode),
-                embed_sorted([q.text for _, q, _ in asked], 384, 256, encode),
+                embed_sorted([q.text for _, q, _ in asked], 384, 256, encode)
+                if name not in questions_by
+                else np.empty(0),
             )
+    for name, by in questions_by.items():
+        if name in ranked:
+            ranked[name] = (ranked[name][0], ranked[by][1])
     scorers = {name: cosine(cv, qv) for name, (cv, qv) in ranked.items()}
-    if args.rerank > 0 and {"kgqa-static", "onnx-fp32"} <= set(ranked):
-        (s_cv, s_qv), (f_cv, f_qv) = ranked["kgqa-static"], ranked["onnx-fp32"]
-
-        def rerank(rows: np.ndarray, i: int) -> np.ndarray:
-            """kgqa.pipeline.retrieve.GraphRetriever with a reranker: the static top-N,
-            scored again by the model itself; the rest below every one of them."""
-            shortlist = np.argsort(-(s_cv[rows] @ s_qv[i]), kind="stable")[: args.rerank]
-            out = np.full(len(rows), -np.inf)
-            out[shortlist] = f_cv[rows[shortlist]] @ f_qv[i]
-            return out
-
-        scorers[f"kgqa-static>top{args.rerank}>onnx-fp32"] = rerank
+    depths = {"kgqa-static": [args.rerank] if args.rerank > 0 else []}
+    depths["kgqa-aligned"] = [int(n) for n in args.aligned_rerank.split(",") if n.strip()]
+    for short_name, shortlist_depths in depths.items():
+        if not {short_name, "onnx-fp32"} <= set(ranked):
+            continue
+        for depth in shortlist_depths:
+            scorers[f"{short_name}>top{depth}>onnx-fp32"] = reranked(
+                ranked[short_name], ranked["onnx-fp32"], depth
+            )
     for set_name in args.sets.split(","):
         for name, score in scorers.items():
             overlap, gold = [], []

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kgqa.profile.model import KBProfile
 
 log = logging.getLogger(__name__)
-EMBED_BACKENDS = ("auto", "torch", "onnx", "static")
+EMBED_BACKENDS = ("auto", "torch", "onnx", "static", "aligned")
 # The file of the relation names the LLM gave, reused when a profile is derived again.
 NAMER_CACHE = "profile-names.json"
 
@@ -98,8 +98,8 @@ class Factory:
     def embedder(self) -> Embedder:
         """The :class:`~kgqa.embed.base.Embedder` for ``settings.embed`` that indexing uses:
         sentence-transformers, ONNX Runtime with ``embed.backend = onnx``, or a static model
-        distilled from ``embed.model`` with ``static``; the model loads on the first ``embed``
-        call, not here."""
+        distilled from ``embed.model`` with ``static``, that model mapped into ``embed.model``'s
+        own space with ``aligned``; the model loads on the first ``embed`` call, not here."""
         if "embedder" not in self._cache:
             s = self.settings.embed
             if s.backend not in EMBED_BACKENDS:
@@ -116,6 +116,10 @@ class Factory:
                 from kgqa.embed.static import StaticEmbedder
 
                 self._cache["embedder"] = StaticEmbedder(s.model, self.settings.cache_dir)
+            elif s.backend == "aligned":
+                from kgqa.embed.static import AlignedStaticEmbedder
+
+                self._cache["embedder"] = AlignedStaticEmbedder(s.model, self.settings.cache_dir)
             else:
                 from kgqa.embed.sentence_transformers import SentenceTransformerEmbedder
 
@@ -199,9 +203,11 @@ class Factory:
     def retriever(self) -> GraphRetriever:
         """Graph candidates (Neo4j) + top-K over the vector index of embedded triples; with
         ``embed.backend = static`` the index's static vectors shortlist ``embed.rerank``
-        triples and the full model picks the top-K among them (0: the static vectors alone)."""
+        triples and the full model picks the top-K among them (0: the static vectors alone);
+        with ``aligned`` the full model's question vector is compared with the aligned
+        vectors, and ``embed.rerank`` works the same way."""
         if "retriever" not in self._cache:
-            from kgqa.embed.static import StaticEmbedder
+            from kgqa.embed.static import AlignedStaticEmbedder, StaticEmbedder
             from kgqa.graph.expand import ExpandPolicy
             from kgqa.pipeline.retrieve import GraphRetriever
 
@@ -211,10 +217,15 @@ class Factory:
             index, full = self.vector_index(), self.question_embedder()
             shortlist = self.embedder()
             if isinstance(shortlist, StaticEmbedder):
-                shortlist.warm_up()
-                reranker, depth = full, self.settings.embed.rerank
+                depth = self.settings.embed.rerank
                 if depth < 0:
                     raise ConfigError(f"embed.rerank must be 0 or more, not {depth}")
+                if isinstance(shortlist, AlignedStaticEmbedder):
+                    # Its vectors are in the model's space: the model embeds the question.
+                    shortlist = full
+                else:
+                    shortlist.warm_up()
+                reranker = full
             else:
                 shortlist, reranker, depth = full, None, 0
             self._cache["retriever"] = GraphRetriever(

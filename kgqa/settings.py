@@ -87,12 +87,15 @@ class EmbedSettings:
     # for indexing (bf16 is 1.7x ONNX's float32 on many texts; docs/benchmarks.md).
     # "static": a static model kgqa distils once from embed.model (kgqa.embed.static):
     # ~100x faster to embed a KB, other vectors (its own index: `kgqa index --rebuild`).
+    # "aligned": that static model mapped into embed.model's own space by a least-squares
+    # fit on 3,000 of the KB's triples when the index is first built (kept with the index);
+    # questions embedded by embed.model itself (kgqa.embed.static.AlignedStaticEmbedder).
     backend: str = "auto"
-    # With backend "static": the top `rerank` candidate triples by the static vectors are
-    # scored again by embed.model itself (question and triples) and the top-K taken from that
-    # (at 200: MiniLM's top-30 overlap 0.86 / 0.99 on 1-/2-hop dev questions against 0.53 /
-    # 0.85 for static alone; ~0.5 s per top-K; KAPING Hit@1 gains at one hop and loses at two,
-    # docs/benchmarks.md). 0: the static vectors alone.
+    # With backend "static" or "aligned": the top `rerank` candidate triples by the index's
+    # vectors are scored again by embed.model itself (question and triples) and the top-K
+    # taken from that (static at 200: MiniLM's top-30 overlap 0.86 / 0.99 on 1-/2-hop dev
+    # questions against 0.53 / 0.85 for static alone; ~0.5 s per top-K; KAPING Hit@1 gains at
+    # one hop and loses at two, docs/benchmarks.md). 0: the index's vectors alone.
     rerank: int = 0
 
 

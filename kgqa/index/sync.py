@@ -83,6 +83,11 @@ def sync_index(
     # Sort by text length across the whole batch of new triples (not only per call), so each
     # model batch holds strings of similar length and pads little.
     texts = [t.verbalize() for t in new]
+    # An embedder fitted to the KB (kgqa.embed.static.AlignedStaticEmbedder) fits on an
+    # empty index's triples, or reads the fit the index's vectors were made with.
+    prepare = getattr(embedder, "prepare_index", None)
+    if prepare is not None and texts:
+        prepare(index_dir, texts, len(index))
     order = sorted(range(len(new)), key=lambda i: len(texts[i]))
     # Pieces of a few model batches: fine-grained progress, and little lost on a crash.
     piece = max(256, 4 * int(batch_size or getattr(embedder, "batch_size", None) or 256))

@@ -1,7 +1,7 @@
 """The graph retriever: candidates from the graph store, top-K from the vector index of
 triples embedded at load time (never per question).
 
-With a ``reranker`` (``embed.backend = static``), the index's vectors only shortlist: the top
+With a ``reranker`` (``embed.backend = static`` or ``aligned``), the index's vectors only shortlist: the top
 ``rerank_depth`` candidates by the index are scored again by the full model, the question and
 those triples' texts alike, and the top-K come from that score. The full model's vectors of
 reranked triples are kept in a bounded per-process cache, so a triple is embedded once per
@@ -66,7 +66,8 @@ class GraphRetriever:
         shortlist = [i for i, _ in self.index.top_k(vector, list(by_id), max(k, self.rerank_depth))]
         if not shortlist:
             return []
-        scores = self._full_vectors([by_id[i] for i in shortlist]) @ self.reranker.embed([text])[0]
+        question = vector if self.reranker is self.embedder else self.reranker.embed([text])[0]
+        scores = self._full_vectors([by_id[i] for i in shortlist]) @ question
         # Ties keep the index's order (stable sort).
         best = np.argsort(-scores, kind="stable")[:k]
         return [ScoredTriple(by_id[shortlist[j]], float(scores[j])) for j in best]

@@ -113,3 +113,62 @@ def test_embed_backend_static_indexes_static_and_reranks_with_the_model(cache_di
         assert top[0].triple.object == "Michael Mann"
         model = f.question_embedder().embed(["who directed Heat", top[0].triple.verbalize()])
         assert abs(top[0].score - float(model[0] @ model[1])) < 1e-5  # the model's own score
+
+
+def test_embed_backend_aligned_fits_on_the_kbs_triples_once_and_keeps_the_fit(cache_dir, tmp_path):
+    from kgqa.embed.static import ALIGN_FILE
+    from kgqa.errors import IndexMismatch, ModelNotFound
+    from kgqa.graph.memory_store import MemoryStore
+    from kgqa.index.faiss_index import VectorIndex
+    from kgqa.index.sync import rebuild_index, sync_index
+    from kgqa.loaders.base import triple_id
+    from kgqa.types import Triple
+
+    def triples(rows):
+        return [Triple(triple_id(*r), *r) for r in rows]
+
+    rows = [("Heat", "directed_by", "Michael Mann"), ("Heat", "starred_actors", "Al Pacino")]
+    rows += [("Heat", "has_tags", f"tag {i}") for i in range(20)]
+    rows += [(f"Club {i}", "based_in", f"City {i % 3}") for i in range(10)]
+    first = triples(rows)
+    overrides = {"embed.backend": "aligned", "index.dir": str(tmp_path)}
+    settings = load_settings(overrides | {"cache_dir": str(cache_dir)}, env={})
+    with Factory(settings) as f:
+        aligned = f.embedder()
+        assert aligned.name == "all-MiniLM-L6-v2+aligned"  # its own index
+        with pytest.raises(ModelNotFound, match="only the triples of its index"):
+            aligned.embed(["who directed Heat"])
+        sync_index(tmp_path, aligned, first, False)
+        fit = tmp_path / ALIGN_FILE
+        assert fit.is_file()
+        stamp = fit.stat().st_mtime_ns
+        index = VectorIndex.open(tmp_path, aligned)
+        model = f.question_embedder()
+        assert model is aligned.source  # type: ignore[attr-defined]
+        # fitted on these very triples: their aligned vectors are near the model's own
+        own = model.embed([t.verbalize() for t in first])
+        got = index.vectors([t.id for t in first])
+        assert ((own * got).sum(1)).min() > 0.9
+
+        # a later sync adds triples with the same fit; the vectors already there are kept
+        more = triples([("Thief", "directed_by", "Michael Mann")])
+        sync_index(tmp_path, type(aligned)("all-MiniLM-L6-v2", cache_dir), first + more, False)
+        assert fit.stat().st_mtime_ns == stamp
+        again = VectorIndex.open(tmp_path, aligned)
+        assert np.allclose(again.vectors([t.id for t in first]), got, atol=1e-6)
+        assert len(again) == len(first) + 1
+
+        # the question side is the model's: the retriever compares its vector with the index
+        f._graph = MemoryStore(first + more)  # type: ignore[assignment]
+        r = f.retriever()
+        assert r.embedder is model and r.reranker is None
+        top = r.top_k("who directed Heat", r.candidates(["Heat"], 1), 3)
+        assert top[0].triple.object == "Michael Mann"
+
+    # vectors without their fit cannot be extended; a rebuild fits again
+    fit.unlink()
+    newest = triples([("Ronin", "directed_by", "John Frankenheimer")])
+    with pytest.raises(IndexMismatch, match="kgqa index --rebuild"):
+        sync_index(tmp_path, type(aligned)("all-MiniLM-L6-v2", cache_dir), first + newest, False)
+    rebuild_index(tmp_path, type(aligned)("all-MiniLM-L6-v2", cache_dir), first + newest, False)
+    assert fit.is_file() and len(VectorIndex.open(tmp_path, aligned)) == len(first) + 1
