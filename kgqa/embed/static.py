@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,14 +138,7 @@ def distill(source: OnnxEmbedder, out: Path) -> None:
     inverse_rank = 1.0 / np.arange(2, size + 2, dtype=np.float64)
     probability = inverse_rank / inverse_rank.sum()
     table *= (SIF_COEFFICIENT / (SIF_COEFFICIENT + probability)).astype(np.float32)[:, None]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp.npy")
-    try:
-        np.save(tmp, table)
-        os.replace(tmp, out)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    _save_atomically(out, lambda tmp: np.save(tmp, table))
     log.warning("distilled %d tokens in %.1f s", size, time.perf_counter() - started)
 
 
@@ -219,21 +212,26 @@ class AlignedStaticEmbedder(StaticEmbedder):
         return vectors / np.maximum(norms, 1e-12)
 
 
-def _save_map(path: Path, mapping: np.ndarray, source: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+def _save_atomically(out: Path, write: Callable[[Path], None]) -> None:
+    """``write`` into a temporary file beside ``out`` (same suffix), renamed onto ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp{out.suffix}")
     try:
-        np.savez(tmp, map=mapping, source=np.array(source))
-        os.replace(tmp, path)
+        write(tmp)
+        os.replace(tmp, out)
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
 
 
+def _save_map(path: Path, mapping: np.ndarray, source: str) -> None:
+    _save_atomically(path, lambda tmp: np.savez(tmp, map=mapping, source=np.array(source)))
+
+
 def _load_map(path: Path, source: str, dim: int) -> np.ndarray:
     from kgqa.errors import IndexMismatch
+    from kgqa.index.faiss_index import REBUILD_HINT as hint
 
-    hint = "run `kgqa index --rebuild`"
     try:
         with np.load(path) as saved:
             mapping, made_for = saved["map"], str(saved["source"])

@@ -1,9 +1,9 @@
 """The graph retriever: candidates from the graph store, top-K from the vector index of
 triples embedded at load time (never per question).
 
-With a ``reranker`` (``embed.backend = static`` or ``aligned``), the index's vectors only shortlist: the top
-``rerank_depth`` candidates by the index are scored again by the full model, the question and
-those triples' texts alike, and the top-K come from that score. The full model's vectors of
+With a ``reranker`` (``embed.backend = static`` or ``aligned``), the index's vectors only
+shortlist: the top ``rerank_depth`` candidates by the index are scored again by the full
+model, the question and those triples' texts alike, and the top-K come from that score. The full model's vectors of
 reranked triples are kept in a bounded per-process cache, so a triple is embedded once per
 process however many questions shortlist it.
 """
